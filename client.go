@@ -1,0 +1,195 @@
+package redisson
+
+import (
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures a Client. The zero value of every field selects its
+// default; a negative or out-of-range value makes New fail with
+// ErrInvalidOption.
+type Options struct {
+	// WatchdogTimeout is the lease given to locks acquired without an
+	// explicit lease; the watchdog renews such leases every third of it.
+	// Default 30s, as in Redisson. Minimum 100ms.
+	WatchdogTimeout time.Duration
+
+	// WatchdogBatchSize is the largest number of leases renewed by one
+	// script call. Default 100. Range 1 to 10000.
+	WatchdogBatchSize int
+
+	// CleanupTimeout bounds the clean-up that must outlive a caller's
+	// context: an Unlock called with a cancelled context, or undoing an
+	// acquire whose context ended while its reply was in flight.
+	// Default 5s.
+	CleanupTimeout time.Duration
+
+	// RetryWindow is how long after a call go-redis may still resend it
+	// (after a lost reply). Release calls leave a small marker key for that
+	// long so that a resent release is recognised. Default: derived from the
+	// go-redis client's MaxRetries, timeouts and backoff (about 11s with
+	// go-redis defaults), or 30s for client types it cannot inspect.
+	RetryWindow time.Duration
+
+	// PubSubHealthCheck is how long the shared pub/sub connection may stay
+	// silent before it is pinged, so that a dead connection is noticed and
+	// re-established. Default 5s.
+	PubSubHealthCheck time.Duration
+}
+
+const (
+	defaultWatchdogTimeout = 30 * time.Second
+	defaultBatchSize       = 100
+	defaultCleanupTimeout  = 5 * time.Second
+	defaultHealthCheck     = 5 * time.Second
+)
+
+func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	bad := func(field string, val any) (Options, error) {
+		return Options{}, fmt.Errorf("%w: %s = %v", ErrInvalidOption, field, val)
+	}
+	switch {
+	case v.WatchdogTimeout == 0:
+		v.WatchdogTimeout = defaultWatchdogTimeout
+	case v.WatchdogTimeout < 100*time.Millisecond:
+		return bad("WatchdogTimeout", v.WatchdogTimeout)
+	}
+	switch {
+	case v.WatchdogBatchSize == 0:
+		v.WatchdogBatchSize = defaultBatchSize
+	case v.WatchdogBatchSize < 1 || v.WatchdogBatchSize > 10000:
+		return bad("WatchdogBatchSize", v.WatchdogBatchSize)
+	}
+	switch {
+	case v.CleanupTimeout == 0:
+		v.CleanupTimeout = defaultCleanupTimeout
+	case v.CleanupTimeout < 0:
+		return bad("CleanupTimeout", v.CleanupTimeout)
+	}
+	switch {
+	case v.RetryWindow == 0:
+		v.RetryWindow = retryWindow(rdb)
+	case v.RetryWindow < time.Millisecond:
+		return bad("RetryWindow", v.RetryWindow)
+	}
+	switch {
+	case v.PubSubHealthCheck == 0:
+		v.PubSubHealthCheck = defaultHealthCheck
+	case v.PubSubHealthCheck < 10*time.Millisecond:
+		return bad("PubSubHealthCheck", v.PubSubHealthCheck)
+	}
+	return v, nil
+}
+
+// retryWindow estimates how long go-redis may resend a command after its
+// first send: each retry waits at most a write and a read timeout plus a
+// backoff.
+func retryWindow(rdb redis.UniversalClient) time.Duration {
+	var retries int
+	var rt, wt, backoff time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		o := c.Options()
+		retries, rt, wt, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+	case *redis.ClusterClient:
+		o := c.Options()
+		retries, rt, wt, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+	default:
+		return 30 * time.Second
+	}
+	if retries <= 0 {
+		return time.Second
+	}
+	if rt <= 0 || wt <= 0 {
+		return 30 * time.Second // blocking reads: no bound to derive
+	}
+	return time.Duration(retries)*(rt+wt+max(backoff, 0)) + time.Second
+}
+
+// Client hands out distributed objects that live in Redis and runs the
+// services they share: the script cache, one multiplexed pub/sub connection
+// and the lease watchdog. A Client is safe for concurrent use. Create one per
+// process and Close it when done; it does not close the go-redis client.
+type Client struct {
+	rdb      redis.UniversalClient
+	id       string
+	opts     Options
+	scripts  *scripts
+	pubsub   *pubsubService
+	watchdog *watchdog
+	owners   atomic.Uint64
+	requests atomic.Uint64
+	closed   atomic.Bool
+}
+
+// New returns a Client that works through rdb: a *redis.Client (single node,
+// or a Sentinel failover client), a *redis.ClusterClient, or any other
+// redis.UniversalClient. opts may be nil for the defaults. It returns
+// ErrInvalidOption for out-of-range options and an error for a nil rdb. New
+// does no I/O.
+func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: nil redis client", ErrInvalidOption)
+	}
+	o, err := opts.withDefaults(rdb)
+	if err != nil {
+		return nil, err
+	}
+	s := &scripts{rdb: rdb}
+	return &Client{
+		rdb:      rdb,
+		id:       uuid.NewString(),
+		opts:     o,
+		scripts:  s,
+		pubsub:   newPubSub(rdb, o.PubSubHealthCheck),
+		watchdog: newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
+	}, nil
+}
+
+// ID returns the client's UUID, the first half of every owner field it
+// writes (as in Redisson's "<uuid>:<thread id>").
+func (c *Client) ID() string { return c.id }
+
+// Options returns the options in force, defaults filled in.
+func (c *Client) Options() Options { return c.opts }
+
+// Close stops the watchdog and the pub/sub service and waits for their
+// goroutines. Locks held through this client are no longer renewed (their
+// handles report ErrClientClosed) and expire with their lease; waiters return
+// ErrClientClosed. Every later call on an object of this client returns
+// ErrClientClosed. Close does not close the go-redis client and is safe to
+// call more than once.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.watchdog.close()
+	c.pubsub.close()
+	return nil
+}
+
+// newOwner returns a fresh owner field "<client uuid>:<n>".
+func (c *Client) newOwner() string {
+	return c.id + ":" + strconv.FormatUint(c.owners.Add(1), 10)
+}
+
+// newRequest returns an id unique within this client.
+func (c *Client) newRequest() string {
+	return strconv.FormatUint(c.requests.Add(1), 10)
+}
+
+func (c *Client) slot(key string) int {
+	if c.watchdog.cluster {
+		return hashSlot(key)
+	}
+	return 0
+}

@@ -1,0 +1,53 @@
+// Package redisson gives Go services the distributed coordination objects
+// that Java services get from Redisson, on top of go-redis v9, and speaks
+// Redisson's wire format: a Go service and a Java service that name the same
+// lock exclude each other and wake each other.
+//
+// A Client wraps any redis.UniversalClient (single node, Sentinel failover,
+// Cluster) and hands out objects:
+//
+//	client, err := redisson.New(rdb, nil)
+//	...
+//	defer client.Close()
+//
+//	lock := client.GetLock("updateOrder")
+//	ok, err := lock.TryLock(ctx, 100*time.Second, 10*time.Second) // wait up to 100s, hold for 10s
+//	if err != nil { ... }
+//	if ok {
+//		defer lock.Unlock(ctx)
+//		...
+//	}
+//
+// # Ownership
+//
+// Go has no thread identity and this package does not fake one. Each *Lock
+// returned by GetLock is one owner, written into Redis as
+// "<client uuid>:<owner number>". Locking the same handle again re-enters the
+// lock; a second GetLock for the same name is a different owner that waits.
+//
+// # Leases, the watchdog and fencing
+//
+// A lock taken with a lease expires after it unless unlocked first. A lock
+// taken without one gets the client's watchdog timeout (30s by default) and
+// one watchdog goroutine per Client renews every such lease each third of
+// that, in batched, pipelined script calls. When a hold is lost (its key
+// expired or was deleted, or it could not be renewed in time) the handle's
+// Done channel closes and Err reports ErrLeaseLost; Context gives a context
+// cancelled at that moment. Every acquisition also yields a fencing token
+// (Token) that grows with each acquisition, so that a resource can refuse a
+// holder whose lease ran out during a pause.
+//
+// # Shared services
+//
+// Scripts are sent with EVALSHA only and loaded on NOSCRIPT. All waiting in a
+// Client goes through one pub/sub connection whose subscriptions are counted
+// per channel. Every wait is also bounded by the holder's remaining lease, so
+// a lost message delays a waiter but never strands it.
+//
+// # Errors
+//
+// Errors wrap the sentinels of errors.go (ErrNotHeld, ErrLeaseLost,
+// ErrWrongType, ErrNegativeDuration, ErrEmptyName, ErrClientClosed, ...);
+// compare with errors.Is. A blocking call whose context ends returns an error
+// matching ctx.Err() and leaves nothing behind in Redis.
+package redisson

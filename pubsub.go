@@ -1,0 +1,310 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// wakePolicy tells how many local waiters a message on a channel wakes:
+// n > 0 wakes up to n, n < 0 wakes all, 0 wakes none.
+type wakePolicy func(payload string) int
+
+// pubsubService multiplexes every channel this client listens to over one
+// go-redis PubSub (one connection). Subscriptions are reference-counted: the
+// first local waiter on a channel subscribes, the last one to leave
+// unsubscribes. go-redis re-dials a dropped connection and re-subscribes every
+// channel; each re-subscription confirmation wakes all waiters of the channel
+// so that a message lost while disconnected costs one extra poll, not a hang.
+type pubsubService struct {
+	rdb      redis.UniversalClient
+	health   time.Duration // idle time after which the connection is pinged
+	mu       sync.Mutex
+	wmu      sync.Mutex    // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
+	ps       *redis.PubSub // nil until the first subscription
+	entries  map[string]*channelEntry
+	closed   bool
+	closing  chan struct{} // closed by close
+	loopDone chan struct{} // closed when the receive loop has returned
+}
+
+// channelEntry is the local state of one subscribed channel. Guarded by
+// pubsubService.mu.
+type channelEntry struct {
+	channel   string
+	policy    wakePolicy
+	refs      int
+	confirmed bool
+	ready     chan struct{} // closed at the first subscribe confirmation
+	waiters   []*waiter     // FIFO
+	pending   int           // wake-ups that found no waiter, at most refs
+}
+
+type waiter struct{ ch chan struct{} }
+
+func newPubSub(rdb redis.UniversalClient, health time.Duration) *pubsubService {
+	return &pubsubService{
+		rdb:      rdb,
+		health:   health,
+		entries:  make(map[string]*channelEntry),
+		closing:  make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+}
+
+// subscription is one local waiter's share of a channel subscription.
+type subscription struct {
+	p *pubsubService
+	e *channelEntry
+}
+
+// subscribe joins channel, subscribing in Redis if nobody in this client
+// listens to it yet. It does not wait for Redis to confirm: see ready.
+func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wakePolicy) (*subscription, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClientClosed
+	}
+	if p.ps == nil {
+		p.ps = p.rdb.Subscribe(context.WithoutCancel(ctx))
+		go p.receive(p.ps)
+	}
+	e := p.entries[channel]
+	fresh := e == nil
+	if fresh {
+		e = &channelEntry{channel: channel, policy: policy, ready: make(chan struct{})}
+		p.entries[channel] = e
+	}
+	e.refs++
+	sub := &subscription{p: p, e: e}
+	if !fresh {
+		p.mu.Unlock()
+		return sub, nil
+	}
+	// A failed write is not fatal: go-redis keeps the channel and subscribes
+	// it again when it reconnects; waits are bounded meanwhile.
+	p.send(func(ps *redis.PubSub) { _ = ps.Subscribe(context.Background(), channel) })
+	return sub, nil
+}
+
+// send runs write on the PubSub after releasing p.mu, in the order in which
+// the decisions to write were taken under p.mu. Caller holds p.mu.
+func (p *pubsubService) send(write func(ps *redis.PubSub)) {
+	ps, closed := p.ps, p.closed
+	p.wmu.Lock()
+	p.mu.Unlock()
+	defer p.wmu.Unlock()
+	if !closed {
+		write(ps)
+	}
+}
+
+// ready waits until Redis confirmed the subscription, for at most d. It
+// reports whether the subscription is confirmed.
+func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-s.e.ready:
+		return true
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.e.ready:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.p.closing:
+	}
+	return false
+}
+
+// wait blocks until a message wakes this waiter, d passes (d <= 0: no bound),
+// ctx ends (ctx.Err()) or the client closes (ErrClientClosed).
+func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	p, e := s.p, s.e
+	p.mu.Lock()
+	if e.pending > 0 {
+		e.pending--
+		p.mu.Unlock()
+		return nil
+	}
+	w := &waiter{ch: make(chan struct{}, 1)}
+	e.waiters = append(e.waiters, w)
+	p.mu.Unlock()
+
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var err error
+	select {
+	case <-w.ch:
+		return nil
+	case <-timeout:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-p.closing:
+		err = ErrClientClosed
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !e.remove(w) && err != nil {
+		// Woken while giving up: hand the wake-up to the next waiter.
+		e.wake(1)
+	}
+	return err
+}
+
+// close leaves the subscription; the last one out unsubscribes in Redis.
+func (s *subscription) close() {
+	p, e := s.p, s.e
+	p.mu.Lock()
+	e.refs--
+	if e.pending > e.refs {
+		e.pending = e.refs
+	}
+	if e.refs > 0 || !e.confirmed {
+		// Unconfirmed and unused: dropped when its confirmation arrives, so
+		// that a later SUBSCRIBE of the channel is never confused with this one.
+		p.mu.Unlock()
+		return
+	}
+	p.drop(e)
+}
+
+// drop forgets e and unsubscribes its channel. Caller holds p.mu, which drop
+// releases.
+func (p *pubsubService) drop(e *channelEntry) {
+	delete(p.entries, e.channel)
+	p.send(func(ps *redis.PubSub) { _ = ps.Unsubscribe(context.Background(), e.channel) })
+}
+
+func (e *channelEntry) remove(w *waiter) bool {
+	for i, x := range e.waiters {
+		if x == w {
+			copy(e.waiters[i:], e.waiters[i+1:])
+			e.waiters[len(e.waiters)-1] = nil
+			e.waiters = e.waiters[:len(e.waiters)-1]
+			return true
+		}
+	}
+	return false
+}
+
+// wake wakes up to n waiters in arrival order (all when n < 0). Wake-ups
+// that find no waiter are kept for subscribers about to wait, up to one per
+// subscriber. Caller holds the service lock.
+func (e *channelEntry) wake(n int) {
+	all := n < 0
+	woken := 0
+	for (all || woken < n) && len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters[0] = nil
+		e.waiters = e.waiters[1:]
+		w.ch <- struct{}{}
+		woken++
+	}
+	if all {
+		n = e.refs
+	}
+	n -= woken
+	if n > 0 {
+		e.pending = min(e.pending+n, e.refs)
+	}
+}
+
+// receive is the single reader of the pub/sub connection. It returns when
+// the service closes.
+func (p *pubsubService) receive(ps *redis.PubSub) {
+	defer close(p.loopDone)
+	ctx := context.Background()
+	backoff := time.Duration(0)
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, p.health)
+		select {
+		case <-p.closing:
+			return
+		default:
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Idle: make sure the connection is alive. A dead one fails
+				// here or on the next read and go-redis reconnects.
+				_ = ps.Ping(ctx)
+				continue
+			}
+			backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
+			select {
+			case <-p.closing:
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		p.dispatch(msg)
+	}
+}
+
+func (p *pubsubService) dispatch(msg any) {
+	p.mu.Lock()
+	switch m := msg.(type) {
+	case *redis.Message:
+		if e := p.entries[m.Channel]; e != nil {
+			e.wake(e.policy(m.Payload))
+		}
+	case *redis.Subscription:
+		e := p.entries[m.Channel]
+		if e == nil || (m.Kind != "subscribe" && m.Kind != "ssubscribe") {
+			break
+		}
+		if e.confirmed {
+			// Subscribed again after a reconnect: messages may have been
+			// lost meanwhile, so every waiter polls once more.
+			e.wake(-1)
+			break
+		}
+		e.confirmed = true
+		close(e.ready)
+		if e.refs == 0 {
+			p.drop(e) // releases p.mu
+			return
+		}
+	}
+	p.mu.Unlock()
+}
+
+// close stops the receive loop, wakes every waiter with ErrClientClosed and
+// waits for the loop to return.
+func (p *pubsubService) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.closing)
+	ps := p.ps
+	p.mu.Unlock()
+	if ps == nil {
+		return
+	}
+	_ = ps.Close()
+	<-p.loopDone
+}
+
+// channels reports how many channels are subscribed (for tests).
+func (p *pubsubService) channels() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
+}

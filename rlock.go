@@ -1,0 +1,439 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
+// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
+// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
+// carrying the unlock message 0, and a fencing counter at
+// redisson_lock_token:{name}.
+//
+// Each Lock value is one owner (what a thread is in Redisson): locking it again
+// re-enters and increments the hold count, and only it can unlock its holds.
+// Client.GetLock returns a new owner on every call, so getting the lock where
+// it is used is the safe habit. A Lock is safe for concurrent use, but
+// goroutines sharing one Lock share one owner: they re-enter each other's
+// holds rather than exclude each other. Do not copy a Lock.
+type Lock struct {
+	c        *Client
+	name     string
+	field    string // owner field
+	acqKeys  []string
+	relKeys  []string
+	channel  string
+	tokenKey string
+
+	mu        sync.Mutex // serializes this owner's acquire and release calls
+	count     int        // hold count as last reported by Redis
+	leaseMS   int64      // lease of the current hold, for partial releases
+	token     int64      // fencing token of the latest acquisition
+	hold      *hold      // current hold, nil when count == 0
+	lastHold  *hold      // the hold that ended last, for Done and Err
+	latch     bool       // the last full release left an unlock latch
+	relReq    string     // request id of a release whose outcome is unknown
+	relReqCnt int        // hold count that release was sent with
+}
+
+// GetLock returns a new owner handle for the lock called name. It does no
+// I/O; an empty name makes every method return ErrEmptyName.
+func (c *Client) GetLock(name string) *Lock {
+	latch := prefixName("redisson_unlock_latch", name)
+	l := &Lock{
+		c:        c,
+		name:     name,
+		field:    c.newOwner(),
+		channel:  prefixName("redisson_lock__channel", name),
+		tokenKey: prefixName("redisson_lock_token", name),
+	}
+	latch += ":" + l.field
+	l.acqKeys = []string{name, l.tokenKey, latch}
+	l.relKeys = []string{name, l.channel, latch}
+	return l
+}
+
+// Name returns the lock's name, the Redis key of its hash.
+func (l *Lock) Name() string { return l.name }
+
+// Owner returns the owner field this handle writes: "<client uuid>:<n>".
+func (l *Lock) Owner() string { return l.field }
+
+func (l *Lock) check() error {
+	if l.name == "" {
+		return ErrEmptyName
+	}
+	if l.c.closed.Load() {
+		return ErrClientClosed
+	}
+	return nil
+}
+
+// Lock waits until it holds the lock or ctx ends. The lease is the client's
+// WatchdogTimeout, renewed by the watchdog until Unlock. It returns ctx.Err()
+// (wrapped) when ctx ends first, leaving no hold and no subscription behind;
+// ErrEmptyName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
+func (l *Lock) Lock(ctx context.Context) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	_, err := l.tryLock(ctx, -1, 0)
+	return err
+}
+
+// TryLock tries to hold the lock for up to wait and reports whether it
+// does. wait == 0 makes a single attempt. lease > 0 is the lease, after
+// which Redis drops the hold unless Unlock came first; lease == 0 lets the
+// watchdog keep the lease alive until Unlock. It returns false, nil when the
+// wait ran out; ErrNegativeDuration for a negative wait or lease; ctx.Err()
+// (wrapped) when ctx ends first; ErrEmptyName, ErrWrongType, ErrClientClosed,
+// or a Redis error otherwise. On every error the lock is left as it was.
+func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	if wait < 0 || lease < 0 {
+		return false, fmt.Errorf("%w: lock %q: wait %v, lease %v", ErrNegativeDuration, l.name, wait, lease)
+	}
+	return l.tryLock(ctx, wait, lease)
+}
+
+// tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
+func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	ok, ttl, err := l.acquire(ctx, lease)
+	if err != nil || ok || wait == 0 {
+		return ok, err
+	}
+	var deadline time.Time
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	// remaining bounds a wait by the caller's wait; ok is false once it ran out.
+	remaining := func(d time.Duration) (time.Duration, bool) {
+		if d <= 0 {
+			d = l.c.opts.WatchdogTimeout // holder without expiry: poll now and then
+		}
+		if deadline.IsZero() {
+			return d, true
+		}
+		left := time.Until(deadline)
+		return min(d, left), left > 0
+	}
+
+	sub, err := l.c.pubsub.subscribe(ctx, l.channel, lockWakePolicy)
+	if err != nil {
+		return false, err
+	}
+	defer sub.close()
+	d, more := remaining(ttl)
+	if !more {
+		return false, nil
+	}
+	sub.ready(ctx, d)
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("redisson: lock %q: %w", l.name, err)
+		}
+		ok, ttl, err = l.acquire(ctx, lease)
+		if err != nil || ok {
+			return ok, err
+		}
+		d, more := remaining(max(ttl, time.Millisecond))
+		if !more {
+			return false, nil
+		}
+		if err := sub.wait(ctx, d); err != nil {
+			if errors.Is(err, ErrClientClosed) {
+				return false, err
+			}
+			return false, fmt.Errorf("redisson: lock %q: %w", l.name, err)
+		}
+	}
+}
+
+// lockWakePolicy: the unlock message 0 wakes one waiter; the read-unlock
+// message 1 (read-write locks) wakes all.
+func lockWakePolicy(payload string) int {
+	if payload == "0" {
+		return 1
+	}
+	return -1
+}
+
+// syncLost forgets a hold that ended without Unlock. Caller holds l.mu.
+func (l *Lock) syncLost() (lost error) {
+	if l.hold == nil {
+		return nil
+	}
+	if ended, err := l.hold.ended(); ended {
+		l.lastHold, l.hold, l.count = l.hold, nil, 0
+		return err
+	}
+	return nil
+}
+
+// acquire runs the acquire script once. It reports whether the owner holds
+// the lock and, when not, the holder's remaining lease.
+func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Duration, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncLost()
+	leaseMS := lease.Milliseconds()
+	if lease == 0 {
+		leaseMS = l.c.opts.WatchdogTimeout.Milliseconds()
+	}
+	leaseMS = max(leaseMS, 1)
+	latch := "0"
+	if l.latch {
+		latch = "1"
+	}
+	start := time.Now() // the lease deadline counts from before the send
+	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, leaseMS, l.field, l.count, latch).Int64Slice()
+	if err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			// The script may have run and its reply been lost: undo it.
+			l.compensate(ctx)
+		}
+		return false, 0, classify(l.name, err)
+	}
+	l.latch = false
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
+	}
+	if res[0] == 0 {
+		return false, time.Duration(res[1]) * time.Millisecond, nil
+	}
+	expires := start.Add(time.Duration(leaseMS) * time.Millisecond)
+	if l.hold == nil {
+		h := newHold(l.name, l.field, l.c.slot(l.name))
+		if lease == 0 {
+			if !l.c.watchdog.add(h, expires) {
+				h.end(ErrClientClosed)
+			}
+		} else {
+			h.timer = time.AfterFunc(time.Until(expires), func() { h.end(ErrLeaseLost) })
+		}
+		l.hold = h
+	} else if lease == 0 {
+		l.c.watchdog.extend(l.hold, expires)
+	} else if l.hold.timer != nil {
+		l.hold.timer.Reset(time.Until(expires))
+	}
+	l.count, l.token, l.leaseMS = int(res[0]), res[1], leaseMS
+	return true, 0, nil
+}
+
+// compensate undoes an acquire whose reply never arrived, if it ran: a
+// release sent with the count the acquire would have produced changes
+// nothing when the acquire did not run. Caller holds l.mu.
+func (l *Lock) compensate(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
+	defer cancel()
+	n, err := l.release(cctx, l.count+1, l.c.newRequest())
+	if err == nil && n >= 0 {
+		l.latch = l.latch || n == 0
+		l.count = int(n)
+	}
+}
+
+// release runs the release script once and returns the new hold count
+// (-1: not held).
+func (l *Lock) release(ctx context.Context, count int, req string) (int64, error) {
+	return l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
+		l.field, count, max(l.leaseMS, 1), req, l.c.opts.RetryWindow.Milliseconds(), "publish").Int64()
+}
+
+// Unlock drops one hold of this owner; when the hold count reaches zero it
+// deletes the lock and publishes the unlock message, waking one waiter. It
+// stops the watchdog for the lock before the release reaches Redis. It
+// returns ErrNotHeld when this owner holds no hold (an error matching
+// ErrLeaseLost too when its lease ran out). Unlock still runs when ctx is
+// already cancelled, within the client's CleanupTimeout. A call resent by
+// go-redis after a lost reply, or an Unlock repeated after an error, is
+// counted once.
+func (l *Lock) Unlock(ctx context.Context) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
+		defer cancel()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.syncLost(); err != nil {
+		return &leaseLostError{name: l.name}
+	}
+	if l.count == 0 {
+		return fmt.Errorf("%w: lock %q", ErrNotHeld, l.name)
+	}
+	h := l.hold
+	if l.count == 1 {
+		l.c.watchdog.remove(h)
+	}
+	req := l.relReq
+	if req == "" || l.relReqCnt != l.count {
+		req = l.c.newRequest()
+	}
+	n, err := l.release(ctx, l.count, req)
+	if err != nil {
+		// Outcome unknown: a repeated Unlock resends the same request.
+		l.relReq, l.relReqCnt = req, l.count
+		return classify(l.name, err)
+	}
+	l.relReq = ""
+	switch {
+	case n < 0:
+		l.count, l.hold, l.lastHold = 0, nil, h
+		h.end(ErrLeaseLost)
+		return &leaseLostError{name: l.name}
+	case n == 0:
+		l.count, l.hold, l.lastHold, l.latch = 0, nil, h, true
+		h.end(ErrNotHeld)
+	default:
+		l.count = int(n)
+	}
+	return nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes one waiter. It
+// reports whether there was a lock to delete.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	n, err := l.c.scripts.run(ctx, scriptLockForce, []string{l.name, l.channel}, "publish").Int64()
+	if err != nil {
+		return false, classify(l.name, err)
+	}
+	return n == 1, nil
+}
+
+type lockState struct {
+	locked bool
+	count  int
+	pttl   int64
+}
+
+func (l *Lock) state(ctx context.Context) (lockState, error) {
+	if err := l.check(); err != nil {
+		return lockState{}, err
+	}
+	res, err := l.c.scripts.run(ctx, scriptLockState, []string{l.name}, l.field).Int64Slice()
+	if err != nil {
+		return lockState{}, classify(l.name, err)
+	}
+	if len(res) != 3 {
+		return lockState{}, fmt.Errorf("%w: lock %q: state returned %v", ErrUnexpectedReply, l.name, res)
+	}
+	return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, nil
+}
+
+// IsLocked reports whether any owner, in any process, holds the lock.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	s, err := l.state(ctx)
+	return s.locked, err
+}
+
+// IsHeld reports whether this owner holds the lock.
+func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
+	s, err := l.state(ctx)
+	return s.count > 0, err
+}
+
+// HoldCount returns how many holds this owner has on the lock (0 when none).
+func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	s, err := l.state(ctx)
+	return s.count, err
+}
+
+// RemainingLease returns the time until the lock's lease runs out, whoever
+// holds it: 0 when the lock is free. A lock key without expiry (written by
+// something other than a lock client) returns ErrUnexpectedReply.
+func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
+	s, err := l.state(ctx)
+	switch {
+	case err != nil:
+		return 0, err
+	case !s.locked:
+		return 0, nil
+	case s.pttl < 0:
+		return 0, fmt.Errorf("%w: lock %q has no expiry", ErrUnexpectedReply, l.name)
+	}
+	return time.Duration(s.pttl) * time.Millisecond, nil
+}
+
+// Token returns the fencing token of this owner's latest acquisition: a
+// number that grows with every acquisition of the lock by any owner (it is
+// Redisson's RFencedLock counter). Pass it to the resource the lock protects,
+// which should refuse a token lower than one it has already seen: a holder
+// whose lease ran out during a pause is refused downstream. 0 before the
+// first acquisition.
+func (l *Lock) Token() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.token
+}
+
+// Done returns a channel that is closed when this owner's current hold ends:
+// by its final Unlock, or by losing it (the lease ran out, the key was
+// deleted, the watchdog could not renew it in time, or the client closed).
+// Err then tells which. When the owner holds nothing, the channel of the
+// last hold is returned (closed), or a closed channel.
+func (l *Lock) Done() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.hold != nil:
+		return l.hold.done
+	case l.lastHold != nil:
+		return l.lastHold.done
+	}
+	return closedChan
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Err returns nil while this owner holds the lock; after the hold ended,
+// ErrLeaseLost when it was lost, ErrClientClosed when the client closed, and
+// ErrNotHeld when it was released by Unlock or never taken.
+func (l *Lock) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.hold
+	if h == nil {
+		h = l.lastHold
+	}
+	if h == nil {
+		return ErrNotHeld
+	}
+	_, err := h.ended()
+	return err
+}
+
+// Context returns a context that is cancelled, with Err's value as its
+// cause, when the current hold ends (or parent ends). Use it for work that
+// must stop as soon as the lock is no longer held. Call cancel to release
+// its resources.
+func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	done := l.Done()
+	go func() {
+		select {
+		case <-done:
+			cancel(l.Err())
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+var scriptLockState = mustScript("lock_state")

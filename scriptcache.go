@@ -1,0 +1,150 @@
+package redisson
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// script is one embedded Lua script with its SHA1, computed once.
+type script struct {
+	name string
+	src  string
+	sha  string
+}
+
+func mustScript(name string) *script {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic("redisson: missing embedded script " + name) // a build defect, not a runtime condition
+	}
+	sum := sha1.Sum(b)
+	return &script{name: name, src: string(b), sha: hex.EncodeToString(sum[:])}
+}
+
+var (
+	scriptLockAcquire = mustScript("lock_acquire")
+	scriptLockRelease = mustScript("lock_release")
+	scriptLockForce   = mustScript("lock_force_unlock")
+	scriptLockRenew   = mustScript("lock_renew")
+)
+
+// scripts runs embedded scripts with EVALSHA only. A script missing on the
+// node that answered (NOSCRIPT: after SCRIPT FLUSH, a restart, a failover, or a
+// node seen for the first time) is loaded on that node with SCRIPT LOAD and the
+// call retried once. The full script body never travels with a call.
+type scripts struct {
+	rdb redis.UniversalClient
+	// loads counts SCRIPT LOADs, for tests and metrics.
+	mu    sync.Mutex
+	loads int
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// run calls s with EVALSHA and, on NOSCRIPT, loads it and calls once more.
+func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+	cmd := c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	if !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	if err := c.load(ctx, s, keys); err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
+	return c.rdb.EvalSha(ctx, s.sha, keys, args...)
+}
+
+// load loads s on the node that serves keys (every node without keys).
+func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
+	c.mu.Lock()
+	c.loads++
+	c.mu.Unlock()
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok && len(keys) > 0 {
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			return err
+		}
+		return node.ScriptLoad(ctx, s.src).Err()
+	}
+	return c.rdb.ScriptLoad(ctx, s.src).Err()
+}
+
+// call is one script invocation inside a pipeline.
+type call struct {
+	s    *script
+	keys []string
+	args []any
+	cmd  *redis.Cmd
+}
+
+// runPipelined sends all calls in one pipeline (grouped per node by go-redis
+// on Cluster). Calls that failed with NOSCRIPT have their script loaded on the
+// node that answered and are sent once more, again pipelined. Each call's
+// result is left in its cmd field; the error returned is the first transport
+// error, if any.
+func (c *scripts) runPipelined(ctx context.Context, calls []*call) error {
+	err := c.pipeline(ctx, calls)
+	var retry []*call
+	for _, cl := range calls {
+		if isNoScript(cl.cmd.Err()) {
+			retry = append(retry, cl)
+		}
+	}
+	if len(retry) == 0 {
+		return err
+	}
+	loaded := make(map[string]bool) // script name + node key
+	for _, cl := range retry {
+		k := cl.s.sha
+		if len(cl.keys) > 0 {
+			k += "\x00" + c.nodeKey(ctx, cl.keys[0])
+		}
+		if loaded[k] {
+			continue
+		}
+		if lerr := c.load(ctx, cl.s, cl.keys); lerr != nil {
+			return lerr
+		}
+		loaded[k] = true
+	}
+	return c.pipeline(ctx, retry)
+}
+
+func (c *scripts) pipeline(ctx context.Context, calls []*call) error {
+	pipe := c.rdb.Pipeline()
+	for _, cl := range calls {
+		cl.cmd = pipe.EvalSha(ctx, cl.s.sha, cl.keys, cl.args...)
+	}
+	_, err := pipe.Exec(ctx)
+	// Exec reports the first failed command; script errors are per call.
+	var rerr redis.Error
+	if err != nil && errors.As(err, &rerr) {
+		return nil
+	}
+	return err
+}
+
+// nodeKey names the node that serves key on Cluster, "" elsewhere.
+func (c *scripts) nodeKey(ctx context.Context, key string) string {
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok {
+		return ""
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return key
+	}
+	return node.Options().Addr
+}
