@@ -127,6 +127,9 @@ func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
 // wait blocks until a message wakes this waiter, d passes (d <= 0: no bound),
 // ctx ends (ctx.Err()) or the client closes (ErrClientClosed).
 func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	p, e := s.p, s.e
 	p.mu.Lock()
 	if e.pending > 0 {

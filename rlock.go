@@ -172,7 +172,7 @@ func (l *Lock) syncLost() (lost error) {
 		return nil
 	}
 	if ended, err := l.hold.ended(); ended {
-		l.lastHold, l.hold, l.count = l.hold, nil, 0
+		l.endHold(err)
 		return err
 	}
 	return nil
@@ -211,6 +211,10 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Dur
 		return false, time.Duration(res[1]) * time.Millisecond, nil
 	}
 	expires := start.Add(time.Duration(leaseMS) * time.Millisecond)
+	if l.hold != nil && res[0] == 1 {
+		// We thought we re-entered, but the old hold was gone: a new hold.
+		l.endHold(ErrLeaseLost)
+	}
 	if l.hold == nil {
 		h := newHold(l.name, l.field, l.c.slot(l.name))
 		if lease == 0 {
@@ -221,13 +225,25 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Dur
 			h.timer = time.AfterFunc(time.Until(expires), func() { h.end(ErrLeaseLost) })
 		}
 		l.hold = h
-	} else if lease == 0 {
-		l.c.watchdog.extend(l.hold, expires)
 	} else if l.hold.timer != nil {
 		l.hold.timer.Reset(time.Until(expires))
+	} else {
+		l.c.watchdog.extend(l.hold, expires)
 	}
 	l.count, l.token, l.leaseMS = int(res[0]), res[1], leaseMS
 	return true, 0, nil
+}
+
+// endHold ends the current hold with cause err and forgets it. Caller holds
+// l.mu.
+func (l *Lock) endHold(err error) {
+	h := l.hold
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	l.c.watchdog.remove(h)
+	h.end(err)
+	l.count, l.hold, l.lastHold = 0, nil, h
 }
 
 // compensate undoes an acquire whose reply never arrived, if it ran: a
@@ -275,9 +291,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l.count == 0 {
 		return fmt.Errorf("%w: lock %q", ErrNotHeld, l.name)
 	}
-	h := l.hold
 	if l.count == 1 {
-		l.c.watchdog.remove(h)
+		l.c.watchdog.remove(l.hold)
 	}
 	req := l.relReq
 	if req == "" || l.relReqCnt != l.count {
@@ -292,12 +307,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	l.relReq = ""
 	switch {
 	case n < 0:
-		l.count, l.hold, l.lastHold = 0, nil, h
-		h.end(ErrLeaseLost)
+		l.endHold(ErrLeaseLost)
 		return &leaseLostError{name: l.name}
 	case n == 0:
-		l.count, l.hold, l.lastHold, l.latch = 0, nil, h, true
-		h.end(ErrNotHeld)
+		l.endHold(ErrNotHeld)
+		l.latch = true
 	default:
 		l.count = int(n)
 	}

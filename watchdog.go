@@ -20,7 +20,7 @@ type hold struct {
 	done  chan struct{}
 	once  sync.Once
 	err   error       // why the hold ended; written once before done closes
-	timer *time.Timer // explicit lease: fires at the local lease deadline
+	timer *time.Timer // explicit lease: ends the hold at the lease deadline; owned by the Lock's mutex
 
 	// Guarded by watchdog.mu.
 	expires time.Time // monotonic lease deadline known to this client
@@ -34,9 +34,6 @@ func newHold(key, field string, slot int) *hold {
 func (h *hold) end(err error) {
 	h.once.Do(func() {
 		h.err = err
-		if h.timer != nil {
-			h.timer.Stop()
-		}
 		close(h.done)
 	})
 }

@@ -1,0 +1,148 @@
+// Package redistest starts real redis-server processes on free loopback ports
+// for tests: single servers (Start), Redis Cluster deployments
+// (StartCluster), per-test-binary shared instances (Shared, SharedCluster)
+// and an in-process TCP proxy for fault injection (NewProxy).
+//
+// Servers started with Start and StartCluster belong to one test and are
+// stopped through tb.Cleanup. Shared and SharedCluster return instances that
+// outlive individual tests, so a package that uses them MUST call Main from
+// its TestMain:
+//
+//	func TestMain(m *testing.M) { redistest.Main(m) }
+//
+// Main runs the tests, stops the shared servers and clusters, then checks for
+// leaked goroutines with go.uber.org/goleak (see Main).
+//
+// Every server runs with --bind 127.0.0.1 --save "" --appendonly no
+// --protected-mode no, so nothing is persisted. The harness never touches a
+// server it did not start (in particular not a system server on port 6379).
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	installOnce sync.Once
+	installErr  error
+
+	versionOnce  sync.Once
+	versionMajor int // major version of redis-server; 0 if unknown
+)
+
+// ServerPath returns the paths of the redis-server and redis-cli binaries,
+// looking in PATH, /usr/bin and /usr/local/bin. When either is missing and
+// the test process runs as root with apt-get available, it runs
+// "apt-get update" and "apt-get install -y redis-server" (at most once per
+// process) and looks again. If the binaries are still missing the test fails
+// with tb.Fatalf explaining what to install; it never skips.
+func ServerPath(tb testing.TB) (server, cli string) {
+	tb.Helper()
+	server, cli, err := findBinaries()
+	if err != nil {
+		tb.Fatalf("%v", err)
+	}
+	return server, cli
+}
+
+// findBinaries is ServerPath without a testing.TB, for the shared instances.
+func findBinaries() (server, cli string, err error) {
+	server, cli = lookup("redis-server"), lookup("redis-cli")
+	if server != "" && cli != "" {
+		return server, cli, nil
+	}
+	installOnce.Do(func() { installErr = aptInstall() })
+	server, cli = lookup("redis-server"), lookup("redis-cli")
+	if server != "" && cli != "" {
+		return server, cli, nil
+	}
+	var missing []string
+	if server == "" {
+		missing = append(missing, "redis-server")
+	}
+	if cli == "" {
+		missing = append(missing, "redis-cli")
+	}
+	msg := fmt.Sprintf("redistest: %s not found in PATH, /usr/bin or /usr/local/bin: "+
+		"install redis-server (Debian: apt-get install -y redis-server; it also provides redis-cli; "+
+		"macOS: brew install redis), version 7 or newer recommended",
+		strings.Join(missing, " and "))
+	if installErr != nil {
+		msg += "; automatic installation failed: " + installErr.Error()
+	}
+	return "", "", errors.New(msg)
+}
+
+// lookup finds an executable named name in PATH, /usr/bin or /usr/local/bin.
+func lookup(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/bin", "/usr/local/bin"} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// aptInstall installs redis-server with apt-get when running as root.
+func aptInstall() error {
+	if os.Geteuid() != 0 {
+		return errors.New("not running as root, not trying apt-get")
+	}
+	apt, err := exec.LookPath("apt-get")
+	if err != nil {
+		return errors.New("apt-get not available")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"update"}, {"install", "-y", "redis-server"}} {
+		cmd := exec.CommandContext(ctx, apt, args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, tailLines(string(out), 20))
+		}
+	}
+	return nil
+}
+
+var versionRE = regexp.MustCompile(`v=(\d+)\.`)
+
+// serverMajorVersion returns the major version of the redis-server binary,
+// or 0 when it cannot be determined. The result is cached per process.
+func serverMajorVersion(server string) int {
+	versionOnce.Do(func() {
+		out, err := exec.Command(server, "--version").Output()
+		if err != nil {
+			return
+		}
+		if m := versionRE.FindSubmatch(out); m != nil {
+			versionMajor, _ = strconv.Atoi(string(m[1]))
+		}
+	})
+	return versionMajor
+}
+
+// tailLines returns the last n lines of s.
+func tailLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d earlier lines omitted)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,205 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+func pubsubConns(t testing.TB, rdb *redis.Client) int {
+	t.Helper()
+	list, err := rdb.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		// A subscribed connection has sub= or ssub= above zero.
+		for _, f := range strings.Fields(line) {
+			if (strings.HasPrefix(f, "sub=") && f != "sub=0") || (strings.HasPrefix(f, "ssub=") && f != "ssub=0") {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// 1,000 goroutines waiting on 1,000 different locks share one pub/sub
+// connection, and every one of them is woken by its own unlock.
+func TestPubSubOneConnectionForManyWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	holderClient := newClient(t, rdb, nil)
+	waiterClient := newClient(t, srv.Client(t), nil)
+	ctx := testCtx(t, 2*time.Minute)
+	const n = 1000
+	names := make([]string, n)
+	holders := make([]*Lock, n)
+	for i := range names {
+		names[i] = "pubsub:many:" + strconv.Itoa(i)
+		holders[i] = holderClient.GetLock(names[i])
+		mustTryLock(t, ctx, holders[i], 0, time.Minute)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := waiterClient.GetLock(names[i])
+			if err := l.Lock(ctx); err != nil {
+				errs <- err
+				return
+			}
+			errs <- l.Unlock(ctx)
+		}()
+	}
+	eventually(t, 30*time.Second, "all 1000 channels subscribed", func() bool {
+		return waiterClient.pubsub.channels() == n
+	})
+	eventually(t, 30*time.Second, "Redis sees 1000 channels", func() bool {
+		return len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == n
+	})
+	if got := pubsubConns(t, rdb); got != 1 {
+		t.Fatalf("%d pub/sub connections for %d waiters; want 1", got, n)
+	}
+	for _, h := range holders {
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "every channel unsubscribed", func() bool {
+		return waiterClient.pubsub.channels() == 0 && len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == 0
+	})
+}
+
+// Waiters survive CLIENT KILL TYPE pubsub: the connection comes back, the
+// channels are subscribed again, and an unlock still wakes the waiter long
+// before the holder's lease would have run out.
+func TestPubSubSurvivesClientKill(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, &Options{PubSubHealthCheck: 200 * time.Millisecond})
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	holder := newClient(t, srv.Client(t), nil).GetLock(name)
+	mustTryLock(t, ctx, holder, 0, time.Minute)
+
+	got := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			l := c.GetLock(name)
+			if err := l.Lock(ctx); err != nil {
+				got <- err
+				return
+			}
+			got <- l.Unlock(ctx)
+		}()
+	}
+	channel := prefixName("redisson_lock__channel", name)
+	subscribed := func() bool { return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 1 }
+	eventually(t, 10*time.Second, "waiters subscribed", subscribed)
+	for round := 0; round < 2; round++ {
+		if n, err := rdb.ClientKillByFilter(ctx, "TYPE", "pubsub").Result(); err != nil || n != 1 {
+			t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v; want 1 killed", n, err)
+		}
+		eventually(t, 15*time.Second, "re-subscribed after CLIENT KILL", subscribed)
+	}
+	start := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("waiter not woken after the pub/sub connection was killed (holder lease 60s)")
+		}
+	}
+	t.Logf("3 waiters done %v after unlock", time.Since(start))
+}
+
+// A lost unlock message only delays a waiter until the holder's lease ends.
+func TestPubSubLostMessageBoundedByTTL(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	// The holder's lease ends without any unlock message.
+	mustTryLock(t, ctx, newClient(t, rdb, nil).GetLock(name), 0, 700*time.Millisecond)
+	start := time.Now()
+	l := c.GetLock(name)
+	ok, err := l.TryLock(ctx, 20*time.Second, 0)
+	if err != nil || !ok {
+		t.Fatalf("TryLock = %v, %v", ok, err)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("waited %v for a 700ms lease", waited)
+	}
+	l.Unlock(ctx)
+}
+
+func TestPubSubWakePolicy(t *testing.T) {
+	p := newPubSub(nil, time.Second)
+	e := &channelEntry{channel: "c", policy: lockWakePolicy, ready: make(chan struct{}), refs: 3}
+	p.entries["c"] = e
+	subs := []*subscription{{p, e}, {p, e}, {p, e}}
+	woke := make(chan int, 3)
+	for i, s := range subs {
+		go func() {
+			if err := s.wait(context.Background(), 10*time.Second); err == nil {
+				woke <- i
+			}
+		}()
+	}
+	eventually(t, 5*time.Second, "3 waiters queued", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(e.waiters) == 3
+	})
+	p.mu.Lock()
+	e.wake(lockWakePolicy("0"))
+	p.mu.Unlock()
+	<-woke
+	select {
+	case i := <-woke:
+		t.Fatalf("unlock message 0 woke a second waiter (%d)", i)
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.mu.Lock()
+	e.wake(lockWakePolicy("1"))
+	p.mu.Unlock()
+	<-woke
+	<-woke
+	// A wake-up that finds no waiter is kept for the next one.
+	p.mu.Lock()
+	e.wake(1)
+	p.mu.Unlock()
+	if err := subs[0].wait(context.Background(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A cancelled wait returns the context's error.
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := subs[0].wait(cctx, 10*time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait = %v; want Canceled", err)
+	}
+}

@@ -1,0 +1,142 @@
+package redisson
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// commandCalls returns the calls count of one command from INFO commandstats.
+func commandCalls(t testing.TB, rdb *redis.Client, cmd string) int {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_"+cmd+":") {
+			continue
+		}
+		for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_"+cmd+":"), ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// In steady state no script body crosses the wire: no EVAL at all, and no
+// SCRIPT LOAD after warm-up.
+func TestScriptsEvalShaOnly(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 300 * time.Millisecond})
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	cycle := func() {
+		l := c.GetLock(name)
+		mustTryLock(t, ctx, l, 0, 0)
+		l.IsHeld(ctx)
+		l.Unlock(ctx)
+	}
+	cycle() // warm-up: loads each script once
+	loads := commandCalls(t, rdb, "script|load")
+	if loads == 0 {
+		t.Fatal("no SCRIPT LOAD seen during warm-up")
+	}
+	for i := 0; i < 50; i++ {
+		cycle()
+	}
+	// Exercise the watchdog's pipelined renewals too.
+	l := c.GetLock(name)
+	mustTryLock(t, ctx, l, 0, 0)
+	time.Sleep(time.Second)
+	l.Unlock(ctx)
+
+	if n := commandCalls(t, rdb, "eval"); n != 0 {
+		t.Fatalf("EVAL called %d times; want 0", n)
+	}
+	if n := commandCalls(t, rdb, "script|load"); n != loads+1 {
+		t.Fatalf("SCRIPT LOAD called %d times after warm-up; want only the renew script's first load", n-loads)
+	}
+	if n := commandCalls(t, rdb, "evalsha"); n < 150 {
+		t.Fatalf("EVALSHA called %d times; want at least 150", n)
+	}
+}
+
+// SCRIPT FLUSH in the middle of a workload reaches no caller, including the
+// watchdog's pipelined renewals.
+func TestScriptsFlushMidWorkload(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 300 * time.Millisecond})
+	ctx := testCtx(t, 60*time.Second)
+	name := uniqueName(t, rdb)
+	// Long-held locks whose renewals must survive the flush.
+	var kept []*Lock
+	for i := 0; i < 20; i++ {
+		l := c.GetLock(name + ":kept:" + strconv.Itoa(i))
+		mustTryLock(t, ctx, l, 0, 0)
+		kept = append(kept, l)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ops := 0
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l := c.GetLock(name)
+				if err := l.Lock(ctx); err != nil {
+					t.Errorf("Lock: %v", err)
+					return
+				}
+				if _, err := l.HoldCount(ctx); err != nil {
+					t.Errorf("HoldCount: %v", err)
+				}
+				if err := l.Unlock(ctx); err != nil {
+					t.Errorf("Unlock: %v", err)
+					return
+				}
+				mu.Lock()
+				ops++
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := 0; i < 10; i++ {
+		time.Sleep(100 * time.Millisecond)
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for _, l := range kept {
+		if l.Err() != nil {
+			t.Fatalf("kept lock lost across SCRIPT FLUSH: %v", l.Err())
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ops == 0 {
+		t.Fatal("workload made no progress")
+	}
+	t.Logf("%d lock cycles across 10 SCRIPT FLUSHes", ops)
+}
