@@ -181,3 +181,80 @@ func TestLockServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A holder partitioned from Redis learns that its lease is lost before
+// another owner can acquire, even though go-redis keeps the stuck renewal
+// waiting for its own timeouts; afterwards the same handle acquires afresh
+// (new fencing token, full lease) rather than mistaking its stale field in
+// Redis for its own hold.
+func TestLockPartitionedHolderToldFirst(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	direct := srv.Client(t)
+	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.Addr()}) // go-redis defaults: 3s timeouts, 3 retries
+	t.Cleanup(func() { viaProxy.Close() })
+	const timeout = 600 * time.Millisecond
+	c := newClient(t, viaProxy, &Options{WatchdogTimeout: timeout})
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, direct)
+	l := c.GetLock(name)
+	mustTryLock(t, ctx, l, 0, 0)
+	oldToken, oldOwner := l.Token(), l.Owner()
+	toldAt := make(chan time.Time, 1)
+	go func() { <-l.Done(); toldAt <- time.Now() }()
+
+	proxy.Partition(true)
+	other := newClient(t, direct, nil).GetLock(name)
+	ok, err := other.TryLock(ctx, 10*time.Second, 0)
+	if err != nil || !ok {
+		t.Fatalf("other owner TryLock = %v, %v", ok, err)
+	}
+	acquired := time.Now()
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("another owner acquired while the partitioned holder still believed it held the lock")
+	}
+	if !errors.Is(l.Err(), ErrLeaseLost) {
+		t.Fatalf("Err = %v; want ErrLeaseLost", l.Err())
+	}
+	t.Logf("holder told %v before the other owner acquired", acquired.Sub(<-toldAt))
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Partition(false)
+	proxy.CloseAll() // drop the stuck connections
+	mustTryLock(t, ctx, l, 5*time.Second, 10*time.Second)
+	if l.Token() <= oldToken+1 {
+		t.Fatalf("token %d after re-acquiring; want above %d (the other owner's)", l.Token(), oldToken+1)
+	}
+	if l.Owner() == oldOwner {
+		t.Fatal("handle kept its owner field after losing its hold")
+	}
+	if d, _ := l.RemainingLease(ctx); d < 5*time.Second {
+		t.Fatalf("RemainingLease %v after TryLock with a 10s lease", d)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Waiting on a lock key without expiry (written by something else) polls
+// now and then, not in a busy loop.
+func TestLockNoExpiryHolderNoBusyLoop(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	rdb.HSet(ctx, name, "someone:1", 1)
+	rdb.ConfigResetStat(ctx)
+	ok, err := c.GetLock(name).TryLock(ctx, time.Second, 0)
+	if ok || err != nil {
+		t.Fatalf("TryLock = %v, %v; want false, nil", ok, err)
+	}
+	if n := commandCalls(t, rdb, "evalsha"); n > 10 {
+		t.Fatalf("%d acquire attempts in a 1s wait; want a few", n)
+	}
+}

@@ -104,6 +104,19 @@ func (p *pubsubService) send(write func(ps *redis.PubSub)) {
 	}
 }
 
+// join joins channel if this client already listens to it and Redis
+// confirmed that, without I/O; it returns nil otherwise.
+func (p *pubsubService) join(channel string) *subscription {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.entries[channel]
+	if e == nil || !e.confirmed || p.closed {
+		return nil
+	}
+	e.refs++
+	return &subscription{p: p, e: e}
+}
+
 // ready waits until Redis confirmed the subscription, for at most d. It
 // reports whether the subscription is confirmed.
 func (s *subscription) ready(ctx context.Context, d time.Duration) bool {

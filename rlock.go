@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -45,25 +46,38 @@ type Lock struct {
 // GetLock returns a new owner handle for the lock called name. It does no
 // I/O; an empty name makes every method return ErrEmptyName.
 func (c *Client) GetLock(name string) *Lock {
-	latch := prefixName("redisson_unlock_latch", name)
 	l := &Lock{
 		c:        c,
 		name:     name,
-		field:    c.newOwner(),
 		channel:  prefixName("redisson_lock__channel", name),
 		tokenKey: prefixName("redisson_lock_token", name),
 	}
-	latch += ":" + l.field
-	l.acqKeys = []string{name, l.tokenKey, latch}
-	l.relKeys = []string{name, l.channel, latch}
+	l.newIdentity()
 	return l
+}
+
+// newIdentity gives the handle a fresh owner field. A handle whose hold was
+// lost takes one, so that a stale field of its old identity that is still in
+// Redis (a lease not yet run out there) is never taken for its own.
+func (l *Lock) newIdentity() {
+	l.field = l.c.newOwner()
+	latch := prefixName("redisson_unlock_latch", l.name) + ":" + l.field
+	l.acqKeys = []string{l.name, l.tokenKey, latch}
+	l.relKeys = []string{l.name, l.channel, latch}
+	l.latch = false
 }
 
 // Name returns the lock's name, the Redis key of its hash.
 func (l *Lock) Name() string { return l.name }
 
 // Owner returns the owner field this handle writes: "<client uuid>:<n>".
-func (l *Lock) Owner() string { return l.field }
+// A handle whose hold was lost takes a new owner number for its next
+// acquisition.
+func (l *Lock) Owner() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.field
+}
 
 func (l *Lock) check() error {
 	if l.name == "" {
@@ -106,55 +120,8 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 
 // tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	ok, ttl, err := l.acquire(ctx, lease)
-	if err != nil || ok || wait == 0 {
-		return ok, err
-	}
-	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
-	}
-	// remaining bounds a wait by the caller's wait; ok is false once it ran out.
-	remaining := func(d time.Duration) (time.Duration, bool) {
-		if d <= 0 {
-			d = l.c.opts.WatchdogTimeout // holder without expiry: poll now and then
-		}
-		if deadline.IsZero() {
-			return d, true
-		}
-		left := time.Until(deadline)
-		return min(d, left), left > 0
-	}
-
-	sub, err := l.c.pubsub.subscribe(ctx, l.channel, lockWakePolicy)
-	if err != nil {
-		return false, err
-	}
-	defer sub.close()
-	d, more := remaining(ttl)
-	if !more {
-		return false, nil
-	}
-	sub.ready(ctx, d)
-	for {
-		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("redisson: lock %q: %w", l.name, err)
-		}
-		ok, ttl, err = l.acquire(ctx, lease)
-		if err != nil || ok {
-			return ok, err
-		}
-		d, more := remaining(max(ttl, time.Millisecond))
-		if !more {
-			return false, nil
-		}
-		if err := sub.wait(ctx, d); err != nil {
-			if errors.Is(err, ErrClientClosed) {
-				return false, err
-			}
-			return false, fmt.Errorf("redisson: lock %q: %w", l.name, err)
-		}
-	}
+	return l.c.await(ctx, "lock "+strconv.Quote(l.name), l.channel, lockWakePolicy, wait,
+		func(ctx context.Context) (bool, time.Duration, error) { return l.acquire(ctx, lease) })
 }
 
 // lockWakePolicy: the unlock message 0 wakes one waiter; the read-unlock
@@ -185,7 +152,8 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Dur
 	defer l.mu.Unlock()
 	l.syncLost()
 	leaseMS := lease.Milliseconds()
-	if lease == 0 {
+	watched := lease == 0
+	if watched {
 		leaseMS = l.c.opts.WatchdogTimeout.Milliseconds()
 	}
 	leaseMS = max(leaseMS, 1)
@@ -208,16 +176,29 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Dur
 		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
 	}
 	if res[0] == 0 {
+		if res[1] < 0 {
+			return false, -1, nil // held without expiry
+		}
 		return false, time.Duration(res[1]) * time.Millisecond, nil
 	}
-	expires := start.Add(time.Duration(leaseMS) * time.Millisecond)
+	// The hold counts as lost a little before Redis would drop it, so that
+	// the holder hears of it before any other owner can acquire.
+	lease = time.Duration(leaseMS) * time.Millisecond
+	expires := start.Add(lease - lossMargin(lease))
 	if l.hold != nil && res[0] == 1 {
-		// We thought we re-entered, but the old hold was gone: a new hold.
-		l.endHold(ErrLeaseLost)
+		// We thought we re-entered, but the old hold was gone: a new hold
+		// (under the same identity, which Redis no longer knew).
+		old := l.hold
+		if old.timer != nil {
+			old.timer.Stop()
+		}
+		l.c.watchdog.remove(old)
+		old.end(ErrLeaseLost)
+		l.hold = nil
 	}
 	if l.hold == nil {
-		h := newHold(l.name, l.field, l.c.slot(l.name))
-		if lease == 0 {
+		h := newHold(l.name, l.field, l.channel, l.c.slot(l.name))
+		if watched {
 			if !l.c.watchdog.add(h, expires) {
 				h.end(ErrClientClosed)
 			}
@@ -244,6 +225,9 @@ func (l *Lock) endHold(err error) {
 	l.c.watchdog.remove(h)
 	h.end(err)
 	l.count, l.hold, l.lastHold = 0, nil, h
+	if err != ErrNotHeld {
+		l.newIdentity()
+	}
 }
 
 // compensate undoes an acquire whose reply never arrived, if it ran: a
@@ -449,5 +433,3 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 	}()
 	return ctx, func() { cancel(context.Canceled) }
 }
-
-var scriptLockState = mustScript("lock_state")

@@ -36,6 +36,8 @@ var (
 	scriptLockRelease = mustScript("lock_release")
 	scriptLockForce   = mustScript("lock_force_unlock")
 	scriptLockRenew   = mustScript("lock_renew")
+	scriptLockDrop    = mustScript("lock_drop_owner")
+	scriptLockState   = mustScript("lock_state")
 )
 
 // scripts runs embedded scripts with EVALSHA only. A script missing on the

@@ -14,20 +14,22 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	key   string // lock key
-	field string // owner field
-	slot  int    // hash slot of key, on Cluster
-	done  chan struct{}
-	once  sync.Once
-	err   error       // why the hold ended; written once before done closes
-	timer *time.Timer // explicit lease: ends the hold at the lease deadline; owned by the Lock's mutex
+	key     string // lock key
+	field   string // owner field
+	channel string // unlock channel
+	slot    int    // hash slot of key, on Cluster
+	done    chan struct{}
+	once    sync.Once
+	err     error       // why the hold ended; written once before done closes
+	timer   *time.Timer // explicit lease: ends the hold at the lease deadline; owned by the Lock's mutex
 
 	// Guarded by watchdog.mu.
 	expires time.Time // monotonic lease deadline known to this client
+	expired bool      // ended by the watchdog at expires, without an answer
 }
 
-func newHold(key, field string, slot int) *hold {
-	return &hold{key: key, field: field, slot: slot, done: make(chan struct{})}
+func newHold(key, field, channel string, slot int) *hold {
+	return &hold{key: key, field: field, channel: channel, slot: slot, done: make(chan struct{})}
 }
 
 // end closes the hold with cause err; later calls do nothing.
@@ -48,11 +50,19 @@ func (h *hold) ended() (bool, error) {
 	}
 }
 
+// lossMargin is how long before its lease deadline (as measured by this
+// client, from before the call that set it) a hold is reported lost: a
+// twentieth of the lease, so that timer and scheduling delays here do not
+// let another owner acquire before the holder is told.
+func lossMargin(lease time.Duration) time.Duration { return lease / 20 }
+
 // watchdog keeps watchdog leases alive: one goroutine per client renews every
 // registered hold each third of the watchdog timeout, in batched script calls
 // (at most batch locks each, grouped by hash slot) sent in one pipeline. A
-// hold found gone, or not renewed before its lease would run out, is ended
-// with ErrLeaseLost.
+// hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
+// not been confirmed by its lease deadline (measured from before the last
+// successful renewal was sent, less lossMargin), even while a renewal is
+// still in flight.
 type watchdog struct {
 	scripts *scripts
 	cluster bool
@@ -61,6 +71,7 @@ type watchdog struct {
 
 	mu      sync.Mutex
 	holds   map[*hold]struct{}
+	stale   []*hold // ended by expiry, then renewed late: to drop from Redis
 	started bool
 	closed  bool
 	stop    chan struct{}
@@ -117,39 +128,61 @@ func (w *watchdog) remove(h *hold) {
 	w.mu.Unlock()
 }
 
+// pass is one renewal pass: the calls sent and the holds of each call.
+type pass struct {
+	calls  []*call
+	owners [][]*hold // owners[i] are the holds renewed by calls[i]; nil for drops
+	sent   time.Time
+	took   time.Duration
+}
+
 func (w *watchdog) loop() {
 	defer close(w.done)
 	period := w.timeout / 3
-	t := time.NewTicker(period)
-	defer t.Stop()
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	deadline := time.NewTimer(period)
+	defer deadline.Stop()
+	var inFlight chan *pass // nil when no pass is running
 	for {
 		select {
 		case <-w.stop:
+			if inFlight != nil {
+				<-inFlight
+			}
 			return
-		case <-t.C:
-			w.renew(period)
+		case <-tick.C:
+			if inFlight == nil {
+				inFlight = w.startPass(period)
+			}
+		case p := <-inFlight:
+			inFlight = nil
+			w.apply(p)
+		case <-deadline.C:
 		}
+		deadline.Reset(w.expireOverdue(period))
 	}
 }
 
-// renew runs one renewal pass over every registered hold.
-func (w *watchdog) renew(period time.Duration) {
+// startPass snapshots the holds and renews them in a goroutine whose result
+// arrives on the returned channel; nil when there is nothing to send.
+func (w *watchdog) startPass(period time.Duration) chan *pass {
 	w.mu.Lock()
 	holds := make([]*hold, 0, len(w.holds))
 	for h := range w.holds {
 		holds = append(holds, h)
 	}
+	stale := w.stale
+	w.stale = nil
 	w.mu.Unlock()
-	if len(holds) == 0 {
-		return
+	if len(holds) == 0 && len(stale) == 0 {
+		return nil
 	}
 	if w.cluster {
 		sort.Slice(holds, func(i, j int) bool { return holds[i].slot < holds[j].slot })
 	}
-
+	p := &pass{}
 	ms := strconv.FormatInt(w.timeout.Milliseconds(), 10)
-	var calls []*call
-	var owners [][]*hold
 	for i := 0; i < len(holds); {
 		j := i + 1
 		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot {
@@ -162,34 +195,54 @@ func (w *watchdog) renew(period time.Duration) {
 			cl.keys[k] = h.key
 			cl.args = append(cl.args, h.field)
 		}
-		calls = append(calls, cl)
-		owners = append(owners, chunk)
+		p.calls = append(p.calls, cl)
+		p.owners = append(p.owners, chunk)
 		i = j
 	}
+	for _, h := range stale {
+		p.calls = append(p.calls, &call{s: scriptLockDrop, keys: []string{h.key, h.channel}, args: []any{h.field, "publish"}})
+		p.owners = append(p.owners, nil)
+	}
+	out := make(chan *pass, 1)
+	go func() {
+		// go-redis may not enforce this deadline on a stuck connection;
+		// expireOverdue does not wait for the pass.
+		ctx, cancel := context.WithTimeout(context.Background(), period)
+		defer cancel()
+		p.sent = time.Now()
+		_ = w.scripts.runPipelined(ctx, p.calls)
+		p.took = time.Since(p.sent)
+		out <- p
+	}()
+	return out
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), period)
-	defer cancel()
-	sent := time.Now()
-	_ = w.scripts.runPipelined(ctx, calls)
-	now := time.Now()
-
+// apply records a finished pass: renewed holds get a new deadline; holds
+// whose lock is gone end with ErrLeaseLost. A transient error changes
+// nothing: the next pass retries, and the deadline still applies.
+func (w *watchdog) apply(p *pass) {
 	var lost []*hold
 	w.mu.Lock()
-	w.lastPass, w.lastCalls = now.Sub(sent), len(calls)
-	for c, cl := range calls {
+	w.lastPass, w.lastCalls = p.took, len(p.calls)
+	for c, cl := range p.calls {
+		if p.owners[c] == nil {
+			continue
+		}
 		res, err := cl.cmd.Int64Slice()
-		for k, h := range owners[c] {
+		if err != nil {
+			continue
+		}
+		for k, h := range p.owners[c] {
+			renewed := k < len(res) && res[k] == 1
 			if _, ok := w.holds[h]; !ok {
-				continue // unlocked meanwhile
+				if renewed && h.expired {
+					w.stale = append(w.stale, h) // kept alive after all: drop it
+				}
+				continue
 			}
-			switch {
-			case err == nil && k < len(res) && res[k] == 1:
-				h.expires = sent.Add(w.timeout)
-			case err == nil:
-				delete(w.holds, h)
-				lost = append(lost, h)
-			case !now.Add(period).Before(h.expires):
-				// Transient failure, and the next pass would come too late.
+			if renewed {
+				h.expires = p.sent.Add(w.timeout - lossMargin(w.timeout))
+			} else {
 				delete(w.holds, h)
 				lost = append(lost, h)
 			}
@@ -199,6 +252,30 @@ func (w *watchdog) renew(period time.Duration) {
 	for _, h := range lost {
 		h.end(ErrLeaseLost)
 	}
+}
+
+// expireOverdue ends, with ErrLeaseLost, every hold whose lease deadline has
+// passed without a confirmed renewal, and returns the time until the next
+// deadline (at most period).
+func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
+	now := time.Now()
+	next := period
+	var lost []*hold
+	w.mu.Lock()
+	for h := range w.holds {
+		if left := h.expires.Sub(now); left <= 0 {
+			h.expired = true
+			delete(w.holds, h)
+			lost = append(lost, h)
+		} else if left < next {
+			next = left
+		}
+	}
+	w.mu.Unlock()
+	for _, h := range lost {
+		h.end(ErrLeaseLost)
+	}
+	return next
 }
 
 // close stops the loop, waits for it, and ends every hold it kept with

@@ -1,0 +1,28 @@
+# The two commands the README promises, and the longer runs kept out of CI.
+GO ?= go
+
+.PHONY: demo test check bench clean
+
+# demo runs the flash-sale demo on an embedded miniredis (no Redis needed).
+demo:
+	$(GO) run ./cmd/flashsale
+
+# test is the whole suite, set-up included: the tests start their own
+# redis-server processes (installing redis-server with apt-get when it is
+# missing and they run as root). .ci/run calls exactly this.
+test: check
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
+
+# check is formatting and vet.
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# bench runs the package benchmarks for real numbers.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 3s .
+
+clean:
+	$(GO) clean -testcache

@@ -1,0 +1,85 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// attempt makes one try at taking something (a lock, permits). It reports
+// whether it succeeded and, when not, how long until trying again is worth
+// it: the holder's remaining lease, or a negative value when unknown.
+type attempt func(ctx context.Context) (bool, time.Duration, error)
+
+// await runs try until it succeeds, wait runs out (false, nil; wait < 0
+// never runs out) or ctx ends (an error wrapping ctx.Err()). Between tries
+// it waits on channel, through the client's shared subscription, for a
+// message that policy counts as a wake-up, for at most the time try
+// reported, so that a lost message only delays. what names the object in
+// errors.
+func (c *Client) await(ctx context.Context, what, channel string, policy wakePolicy, wait time.Duration, try attempt) (bool, error) {
+	// Join the channel first if this client already listens to it: no I/O,
+	// and a wake-up sent after the first try is then kept for this waiter.
+	sub := c.pubsub.join(channel)
+	if sub != nil {
+		defer sub.close()
+	}
+	ok, retry, err := try(ctx)
+	if err != nil || ok || wait == 0 {
+		return ok, err
+	}
+	var deadline time.Time
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	// bound limits a wait by retry and by the caller's wait; it reports
+	// false once the caller's wait ran out.
+	bound := func(retry time.Duration) (time.Duration, bool) {
+		switch {
+		case retry < 0:
+			retry = c.opts.WatchdogTimeout // no expiry known: re-check now and then
+		case retry == 0:
+			retry = time.Millisecond
+		}
+		if deadline.IsZero() {
+			return retry, true
+		}
+		left := time.Until(deadline)
+		return min(retry, left), left > 0
+	}
+	if sub == nil {
+		if sub, err = c.pubsub.subscribe(ctx, channel, policy); err != nil {
+			return false, err
+		}
+		defer sub.close()
+		// A message published before Redis confirmed the subscription is
+		// lost: wait for the confirmation, then try again before waiting.
+		d, more := bound(retry)
+		if !more {
+			return false, nil
+		}
+		sub.ready(ctx, d)
+		if ok, retry, err = try(ctx); err != nil || ok {
+			return ok, err
+		}
+	}
+	for {
+		d, more := bound(retry)
+		if !more {
+			return false, nil
+		}
+		if err := sub.wait(ctx, d); err != nil {
+			if errors.Is(err, ErrClientClosed) {
+				return false, err
+			}
+			return false, fmt.Errorf("redisson: %s: %w", what, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("redisson: %s: %w", what, err)
+		}
+		if ok, retry, err = try(ctx); err != nil || ok {
+			return ok, err
+		}
+	}
+}
