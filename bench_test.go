@@ -38,6 +38,10 @@ import (
 var (
 	benchContendedDur = flag.Duration("contended.dur", 3*time.Second,
 		"wall time of one BenchmarkLockContended run")
+	benchContendedClients = flag.Int("contended.clients", 4,
+		"Clients (each its own go-redis client) in BenchmarkLockContended")
+	benchContendedGoroutines = flag.Int("contended.goroutines", 8,
+		"goroutines, spread over the clients, in BenchmarkLockContended")
 	benchWatchdogLeases = flag.Int("watchdog.leases", 10000,
 		"watchdog leases held by BenchmarkWatchdogRenewal")
 	benchWatchdogPasses = flag.Int("watchdog.passes", 3,
@@ -221,6 +225,26 @@ func benchPct(ds []time.Duration, p float64) time.Duration {
 
 func benchMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// benchUsecPerCall returns the server's mean time per call of cmd since the
+// last CONFIG RESETSTAT (INFO commandstats).
+func benchUsecPerCall(b *testing.B, ctx context.Context, admin *redis.Client, cmd string) float64 {
+	s, err := admin.Info(ctx, "commandstats").Result()
+	if err != nil {
+		b.Fatalf("INFO commandstats: %v", err)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":"); ok {
+			for _, kv := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
+					x, _ := strconv.ParseFloat(v, 64)
+					return x
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // benchCommandStats returns the server's per-command call counts.
 func benchCommandStats(b *testing.B, ctx context.Context, admin *redis.Client) map[string]int64 {
 	s, err := admin.Info(ctx, "commandstats").Result()
@@ -397,9 +421,11 @@ func BenchmarkLockUncontended(b *testing.B) {
 // of the machine hits both. One op is one floor block plus one lock block.
 // ratio = total lock+unlock time / total floor-pair time; ratio-median is the
 // median of the per-iteration ratios (robust to GC and scheduler hiccups).
+// server-us/lock-call and server-us/floor-call are the server's own time per
+// EVALSHA (INFO commandstats, measured after the timed loop).
 func BenchmarkLockVsFloor(b *testing.B) {
 	const benchBlock = 32
-	_, rdb, h, _ := benchRedis(b)
+	_, rdb, h, admin := benchRedis(b)
 	c := newClient(b, rdb, nil)
 	ctx := benchCtx(b)
 	sha := benchLoadTrivial(b, ctx, rdb)
@@ -463,6 +489,21 @@ func BenchmarkLockVsFloor(b *testing.B) {
 	if n := h.acquires.Load() - acq0; float64(n) != pairs {
 		b.Logf("%d acquire calls for %v acquisitions", n, pairs)
 	}
+
+	// Where the difference goes, after the timed loop: the server's own
+	// time per EVALSHA (INFO commandstats) for the lock scripts and for the
+	// trivial one.
+	serverUS := func(f func()) float64 {
+		if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+		for range 1000 / benchBlock {
+			f()
+		}
+		return benchUsecPerCall(b, ctx, admin, "evalsha")
+	}
+	b.ReportMetric(serverUS(lock), "server-us/lock-call")
+	b.ReportMetric(serverUS(floor), "server-us/floor-call")
 }
 
 // ---------------------------------------------------------------------------
@@ -471,17 +512,28 @@ func BenchmarkLockVsFloor(b *testing.B) {
 type benchAcq struct {
 	g                     int           // goroutine
 	called, got, released time.Duration // since the run's base: Lock called, Lock returned, just before Unlock
+	unlock                time.Duration // Unlock call to return
 }
 
-// BenchmarkLockContended runs for -contended.dur of wall time whatever b.N
-// is; its metrics do not depend on b.N. ns/op is set to wall time per
-// acquisition.
+// BenchmarkLockContended: one hot lock, -contended.goroutines goroutines (8)
+// spread over -contended.clients Clients (4), each looping Lock (a new handle
+// each time, watchdog lease), hold 20 ms, Unlock. It runs for
+// -contended.dur of wall time whatever b.N is; its metrics do not depend on
+// b.N. ns/op is set to wall time per acquisition.
+//
+// handoff: from just before the releaser calls Unlock to the next holder's
+// Lock returning (-same: the releaser took it again; -other: another
+// goroutine did). wait: Lock call to return. reacquire-rate: fraction of
+// acquisitions by the goroutine that released last. roundtrips/acq counts
+// hooked commands of all clients; pub/sub commands bypass hooks and are
+// reported from the server's INFO commandstats as pubsub-cmds/acq
+// (SUBSCRIBE, UNSUBSCRIBE, PING); publish/acq counts PUBLISHes run by the
+// scripts (no round trip of their own, but one message per subscribed
+// client). idle-rtt-p50-ms is the baseline: a trivial EVALSHA sent after 20 ms
+// of idleness, as an Unlock is.
 func BenchmarkLockContended(b *testing.B) {
-	const (
-		clients    = 4
-		goroutines = 8
-		hold       = 20 * time.Millisecond
-	)
+	const hold = 20 * time.Millisecond
+	clients, goroutines := *benchContendedClients, *benchContendedGoroutines
 	b.StopTimer()
 	srv := redistest.Start(b)
 	admin := srv.Client(b)
@@ -502,6 +554,19 @@ func BenchmarkLockContended(b *testing.B) {
 		}
 		return n
 	}
+	// Baseline: on this machine a round trip after the 20 ms of idleness a
+	// holder sleeps costs far more than a hot one (CPU wake-up); a hand-off
+	// needs at least an Unlock and an acquire round trip after idleness.
+	sha := benchLoadTrivial(b, ctx, admin)
+	var idleRTT []time.Duration
+	for range 25 {
+		time.Sleep(hold)
+		t0 := time.Now()
+		if err := admin.EvalSha(ctx, sha, nil).Err(); err != nil {
+			b.Fatal(err)
+		}
+		idleRTT = append(idleRTT, time.Since(t0))
+	}
 	rt0 := sumHooks((*benchRTHook).roundTrips)
 	acqCalls0 := sumHooks(func(h *benchRTHook) int64 { return h.acquires.Load() })
 	hs0 := sumHooks(func(h *benchRTHook) int64 { return h.handshake.Load() })
@@ -514,8 +579,11 @@ func BenchmarkLockContended(b *testing.B) {
 		overlaps atomic.Int32
 		stop     atomic.Bool
 		wg       sync.WaitGroup
-		errs     = make(chan error, goroutines)
 	)
+	errs := make(chan error, goroutines)
+	// Bound every Lock so that a failed Unlock cannot hang the benchmark.
+	lockCtx, cancel := context.WithTimeout(ctx, *benchContendedDur+time.Minute)
+	defer cancel()
 	base := time.Now()
 	b.StartTimer()
 	for g := range goroutines {
@@ -526,7 +594,7 @@ func BenchmarkLockContended(b *testing.B) {
 			for !stop.Load() {
 				l := c.GetLock(name)
 				called := time.Since(base)
-				if err := l.Lock(ctx); err != nil {
+				if err := l.Lock(lockCtx); err != nil {
 					errs <- fmt.Errorf("goroutine %d: Lock: %w", g, err)
 					return
 				}
@@ -537,10 +605,12 @@ func BenchmarkLockContended(b *testing.B) {
 				time.Sleep(hold)
 				holders.Add(-1)
 				released := time.Since(base)
+				err := l.Unlock(ctx)
+				unlock := time.Since(base) - released
 				mu.Lock()
-				log = append(log, benchAcq{g: g, called: called, got: got, released: released})
+				log = append(log, benchAcq{g: g, called: called, got: got, released: released, unlock: unlock})
 				mu.Unlock()
-				if err := l.Unlock(ctx); err != nil {
+				if err != nil {
 					errs <- fmt.Errorf("goroutine %d: Unlock: %w", g, err)
 					return
 				}
@@ -564,12 +634,13 @@ func BenchmarkLockContended(b *testing.B) {
 		b.Fatalf("only %d acquisitions", n)
 	}
 	sort.Slice(log, func(i, j int) bool { return log[i].got < log[j].got })
-	var handoff, handoffSame, handoffOther, wait []time.Duration
+	var handoff, handoffSame, handoffOther, wait, waitSame, unlock []time.Duration
 	same := 0
 	per := make([]int, goroutines)
 	for i, a := range log {
 		per[a.g]++
 		wait = append(wait, a.got-a.called)
+		unlock = append(unlock, a.unlock)
 		if i == 0 {
 			continue
 		}
@@ -583,6 +654,7 @@ func BenchmarkLockContended(b *testing.B) {
 		if a.g == prev.g {
 			same++
 			handoffSame = append(handoffSame, d)
+			waitSame = append(waitSame, a.got-a.called)
 		} else {
 			handoffOther = append(handoffOther, d)
 		}
@@ -608,9 +680,13 @@ func BenchmarkLockContended(b *testing.B) {
 	b.ReportMetric(benchMs(benchPct(handoffOther, 0.99)), "handoff-other-p99-ms")
 	b.ReportMetric(benchMs(benchPct(wait, 0.50)), "wait-p50-ms")
 	b.ReportMetric(benchMs(benchPct(wait, 0.99)), "wait-p99-ms")
+	b.ReportMetric(benchMs(benchPct(waitSame, 0.50)), "wait-same-p50-ms")
+	b.ReportMetric(benchMs(benchPct(unlock, 0.50)), "unlock-p50-ms")
 	b.ReportMetric(float64(rts)/fn, "roundtrips/acq")
 	b.ReportMetric(float64(acqCalls)/fn, "acquire-calls/acq")
 	b.ReportMetric(float64(pubsubCmds)/fn, "pubsub-cmds/acq")
+	b.ReportMetric(float64(delta("publish"))/fn, "publish/acq")
+	b.ReportMetric(benchMs(benchPct(idleRTT, 0.50)), "idle-rtt-p50-ms")
 	b.ReportMetric(float64(same)/float64(n-1), "reacquire-rate")
 	if minPer > 0 {
 		b.ReportMetric(float64(maxPer)/float64(minPer), "fairness-max/min")
@@ -631,6 +707,8 @@ func BenchmarkLockContended(b *testing.B) {
 // BenchmarkWatchdogRenewal holds -watchdog.leases watchdog leases on one
 // client (WatchdogTimeout 3 s: a pass every second) and measures
 // -watchdog.passes renewal passes. Like BenchmarkLockContended it ignores b.N.
+// probe-*: latency of a PING sent every millisecond on another connection
+// during the measurement, which shows how long a pass holds the server up.
 func BenchmarkWatchdogRenewal(b *testing.B) {
 	const (
 		timeout = 3 * time.Second
@@ -690,6 +768,28 @@ func BenchmarkWatchdogRenewal(b *testing.B) {
 	// Log round trips from now on; a pass already in flight is discarded
 	// below as the first, possibly partial, group.
 	h.logOn.Store(true)
+	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	// A probe PINGs the server on its own connection every millisecond
+	// meanwhile: the renewal pipeline's scripts run between its commands,
+	// and its worst latency shows how long a pass holds the server up.
+	var probe []time.Duration
+	probeStop, probeDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		for {
+			select {
+			case <-probeStop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			t0 := time.Now()
+			if admin.Ping(ctx).Err() == nil {
+				probe = append(probe, time.Since(t0))
+			}
+		}
+	}()
 	b.StartTimer()
 	type passStat struct {
 		d     time.Duration
@@ -708,6 +808,9 @@ func BenchmarkWatchdogRenewal(b *testing.B) {
 	}
 	b.StopTimer()
 	h.logOn.Store(false)
+	close(probeStop)
+	<-probeDone
+	renewUS := benchUsecPerCall(b, ctx, admin, "evalsha") // only lock_renew ran meanwhile
 	if len(seen) < passes+1 {
 		b.Fatalf("saw %d renewal passes in %v, want %d", len(seen), time.Duration(passes+3)*period, passes+1)
 	}
@@ -757,6 +860,10 @@ func BenchmarkWatchdogRenewal(b *testing.B) {
 	b.ReportMetric(benchMs(maxD), "pass-max-ms")
 	b.ReportMetric(float64(renewCalls)/ng, "renew-calls/pass")
 	b.ReportMetric(float64(leases)/acquireTime.Seconds(), "acquire/s")
+	b.ReportMetric(renewUS, "server-us/renew-call")
+	b.ReportMetric(benchMs(benchPct(probe, 0.50)), "probe-p50-ms")
+	b.ReportMetric(benchMs(benchPct(probe, 0.999)), "probe-p999-ms")
+	b.ReportMetric(benchMs(benchPct(probe, 1)), "probe-max-ms")
 	b.Logf("%d leases acquired in %v by %d goroutines; %d passes measured: %d round trips (%d commands, %d lock_renew calls), "+
 		"hook-timed wall %v; watchdog-reported pass durations %v",
 		leases, acquireTime.Round(time.Millisecond), workers, len(groups), rt, cmds, renewCalls,

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
@@ -10,9 +11,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// wakePolicy tells how many local waiters a message on a channel wakes:
-// n > 0 wakes up to n, n < 0 wakes all, 0 wakes none.
-type wakePolicy func(payload string) int
+// wake is what a message on a channel asks of the local waiters.
+type wake struct {
+	n       int           // waiters to wake: n > 0 up to n, n < 0 all, 0 none
+	handoff bool          // one waiter across all clients should retry: see pubsubService
+	taken   bool          // a waiter just took the object: cancel delayed wake-ups
+	age     time.Duration // with taken: how long that waiter had waited
+	ignored bool          // not a message for waiters
+}
+
+// wakePolicy interprets one message payload.
+type wakePolicy func(payload string) wake
 
 // pubsubService multiplexes every channel this client listens to over one
 // go-redis PubSub (one connection). Subscriptions are reference-counted: the
@@ -20,6 +29,16 @@ type wakePolicy func(payload string) int
 // unsubscribes. go-redis re-dials a dropped connection and re-subscribes every
 // channel; each re-subscription confirmation wakes all waiters of the channel
 // so that a message lost while disconnected costs one extra poll, not a hang.
+//
+// Hand-off: every client listening to a lock channel receives each unlock
+// message, and waking a waiter in each would make all but one of them retry
+// in vain. A waiter that acquires after waiting announces it on the channel
+// ("taken", with how long it waited). On the next unlock message, a client
+// whose longest-waiting local waiter has waited about as long as the last
+// winner (or longer) wakes it at once: in a steady queue that is the oldest
+// waiter across all clients. The others delay their wake-up by 1 to 3ms and
+// cancel it when the taken message arrives first. The result is close to
+// global first-come order with about one retry per unlock.
 type pubsubService struct {
 	rdb      redis.UniversalClient
 	health   time.Duration // idle time after which the connection is pinged
@@ -38,13 +57,21 @@ type channelEntry struct {
 	channel   string
 	policy    wakePolicy
 	refs      int
+	seq       uint64 // arrival order of subscriptions
 	confirmed bool
 	ready     chan struct{} // closed at the first subscribe confirmation
-	waiters   []*waiter     // FIFO
+	waiters   []*waiter     // ordered by subscription arrival
 	pending   int           // wake-ups that found no waiter, at most refs
+	delayed   *time.Timer   // a hand-off wake-up not yet delivered
+	delayedN  int           // how many it wakes
+	lastAge   time.Duration // how long the last announced winner had waited
 }
 
-type waiter struct{ ch chan struct{} }
+type waiter struct {
+	ch    chan struct{}
+	seq   uint64
+	since time.Time // when its subscription first waited
+}
 
 func newPubSub(rdb redis.UniversalClient, health time.Duration) *pubsubService {
 	return &pubsubService{
@@ -58,8 +85,10 @@ func newPubSub(rdb redis.UniversalClient, health time.Duration) *pubsubService {
 
 // subscription is one local waiter's share of a channel subscription.
 type subscription struct {
-	p *pubsubService
-	e *channelEntry
+	p     *pubsubService
+	e     *channelEntry
+	seq   uint64
+	since time.Time // zero until the first wait
 }
 
 // subscribe joins channel, subscribing in Redis if nobody in this client
@@ -80,8 +109,7 @@ func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wa
 		e = &channelEntry{channel: channel, policy: policy, ready: make(chan struct{})}
 		p.entries[channel] = e
 	}
-	e.refs++
-	sub := &subscription{p: p, e: e}
+	sub := e.join(p)
 	if !fresh {
 		p.mu.Unlock()
 		return sub, nil
@@ -90,6 +118,26 @@ func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wa
 	// it again when it reconnects; waits are bounded meanwhile.
 	p.send(func(ps *redis.PubSub) { _ = ps.Subscribe(context.Background(), channel) })
 	return sub, nil
+}
+
+// join joins channel if this client already listens to it and Redis
+// confirmed that, without I/O; it returns nil otherwise. queued reports
+// whether other local waiters are already waiting on it.
+func (p *pubsubService) join(channel string) (sub *subscription, queued bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.entries[channel]
+	if e == nil || !e.confirmed || p.closed {
+		return nil, false
+	}
+	return e.join(p), len(e.waiters) > 0
+}
+
+// join adds a subscriber. Caller holds p.mu.
+func (e *channelEntry) join(p *pubsubService) *subscription {
+	e.refs++
+	e.seq++
+	return &subscription{p: p, e: e, seq: e.seq}
 }
 
 // send runs write on the PubSub after releasing p.mu, in the order in which
@@ -104,17 +152,17 @@ func (p *pubsubService) send(write func(ps *redis.PubSub)) {
 	}
 }
 
-// join joins channel if this client already listens to it and Redis
-// confirmed that, without I/O; it returns nil otherwise.
-func (p *pubsubService) join(channel string) *subscription {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.entries[channel]
-	if e == nil || !e.confirmed || p.closed {
-		return nil
+// waiting describes the subscriber for an attempt; a nil subscription is
+// not subscribed.
+func (s *subscription) waiting() waiting {
+	if s == nil {
+		return waiting{}
 	}
-	e.refs++
-	return &subscription{p: p, e: e}
+	w := waiting{subscribed: true}
+	if !s.since.IsZero() {
+		w.age = time.Since(s.since)
+	}
+	return w
 }
 
 // ready waits until Redis confirmed the subscription, for at most d. It
@@ -137,21 +185,32 @@ func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
 	return false
 }
 
-// wait blocks until a message wakes this waiter, d passes (d <= 0: no bound),
-// ctx ends (ctx.Err()) or the client closes (ErrClientClosed).
-func (s *subscription) wait(ctx context.Context, d time.Duration) error {
+// wait blocks until a message wakes this waiter (nil, true), d passes (nil,
+// false; d <= 0: no bound), ctx ends (ctx.Err()) or the client closes
+// (ErrClientClosed). Waiters are woken in the order their subscriptions
+// joined, whatever the order of their waits.
+func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return false, err
 	}
 	p, e := s.p, s.e
 	p.mu.Lock()
 	if e.pending > 0 {
 		e.pending--
 		p.mu.Unlock()
-		return nil
+		return true, nil
 	}
-	w := &waiter{ch: make(chan struct{}, 1)}
-	e.waiters = append(e.waiters, w)
+	if s.since.IsZero() {
+		s.since = time.Now()
+	}
+	w := &waiter{ch: make(chan struct{}, 1), seq: s.seq, since: s.since}
+	i := len(e.waiters)
+	for i > 0 && e.waiters[i-1].seq > w.seq {
+		i--
+	}
+	e.waiters = append(e.waiters, nil)
+	copy(e.waiters[i+1:], e.waiters[i:])
+	e.waiters[i] = w
 	p.mu.Unlock()
 
 	var timeout <-chan time.Time
@@ -163,7 +222,7 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) error {
 	var err error
 	select {
 	case <-w.ch:
-		return nil
+		return true, nil
 	case <-timeout:
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -172,11 +231,13 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !e.remove(w) && err != nil {
-		// Woken while giving up: hand the wake-up to the next waiter.
-		e.wake(1)
+	if !e.remove(w) {
+		if err == nil {
+			return true, nil // woken as the timer fired
+		}
+		e.wakeNow(1) // woken while giving up: pass it on
 	}
-	return err
+	return false, err
 }
 
 // close leaves the subscription; the last one out unsubscribes in Redis.
@@ -184,9 +245,7 @@ func (s *subscription) close() {
 	p, e := s.p, s.e
 	p.mu.Lock()
 	e.refs--
-	if e.pending > e.refs {
-		e.pending = e.refs
-	}
+	e.pending = min(e.pending, e.refs)
 	if e.refs > 0 || !e.confirmed {
 		// Unconfirmed and unused: dropped when its confirmation arrives, so
 		// that a later SUBSCRIBE of the channel is never confused with this one.
@@ -200,6 +259,7 @@ func (s *subscription) close() {
 // releases.
 func (p *pubsubService) drop(e *channelEntry) {
 	delete(p.entries, e.channel)
+	e.cancelDelayed()
 	p.send(func(ps *redis.PubSub) { _ = ps.Unsubscribe(context.Background(), e.channel) })
 }
 
@@ -215,10 +275,58 @@ func (e *channelEntry) remove(w *waiter) bool {
 	return false
 }
 
-// wake wakes up to n waiters in arrival order (all when n < 0). Wake-ups
-// that find no waiter are kept for subscribers about to wait, up to one per
-// subscriber. Caller holds the service lock.
-func (e *channelEntry) wake(n int) {
+// apply carries out what a message asks. Caller holds p.mu.
+func (e *channelEntry) apply(p *pubsubService, w wake) {
+	switch {
+	case w.ignored:
+	case w.taken:
+		e.cancelDelayed()
+		e.pending = 0
+		e.lastAge = w.age
+	case w.handoff && len(e.waiters) > 0:
+		if time.Since(e.waiters[0].since) >= e.lastAge*9/10 {
+			e.wakeNow(w.n)
+			return
+		}
+		e.delayedN += w.n
+		if e.delayed == nil {
+			d := handoffDelay + time.Duration(rand.Int64N(int64(2*handoffDelay)))
+			e.delayed = time.AfterFunc(d, func() { p.fireDelayed(e) })
+		}
+	default:
+		e.wakeNow(w.n)
+	}
+}
+
+// handoffDelay is the shortest delay of a deferred hand-off wake-up: long
+// enough for another client's taken message to arrive first on a local
+// network, and about the resolution of an idle Go timer anyway.
+const handoffDelay = time.Millisecond
+
+func (p *pubsubService) fireDelayed(e *channelEntry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.delayed == nil || p.entries[e.channel] != e {
+		return
+	}
+	n := e.delayedN
+	e.delayed, e.delayedN = nil, 0
+	e.wakeNow(n)
+}
+
+func (e *channelEntry) cancelDelayed() {
+	if e.delayed != nil {
+		e.delayed.Stop()
+		e.delayed, e.delayedN = nil, 0
+	}
+}
+
+var ageWeight = true
+
+// wakeNow wakes up to n waiters in order (all when n < 0). Wake-ups that
+// find no waiter are kept for subscribers about to wait, up to one per
+// subscriber. Caller holds p.mu.
+func (e *channelEntry) wakeNow(n int) {
 	all := n < 0
 	woken := 0
 	for (all || woken < n) && len(e.waiters) > 0 {
@@ -231,8 +339,7 @@ func (e *channelEntry) wake(n int) {
 	if all {
 		n = e.refs
 	}
-	n -= woken
-	if n > 0 {
+	if n -= woken; n > 0 {
 		e.pending = min(e.pending+n, e.refs)
 	}
 }
@@ -276,7 +383,7 @@ func (p *pubsubService) dispatch(msg any) {
 	switch m := msg.(type) {
 	case *redis.Message:
 		if e := p.entries[m.Channel]; e != nil {
-			e.wake(e.policy(m.Payload))
+			e.apply(p, e.policy(m.Payload))
 		}
 	case *redis.Subscription:
 		e := p.entries[m.Channel]
@@ -286,7 +393,7 @@ func (p *pubsubService) dispatch(msg any) {
 		if e.confirmed {
 			// Subscribed again after a reconnect: messages may have been
 			// lost meanwhile, so every waiter polls once more.
-			e.wake(-1)
+			e.wakeNow(-1)
 			break
 		}
 		e.confirmed = true
@@ -309,6 +416,9 @@ func (p *pubsubService) close() {
 	}
 	p.closed = true
 	close(p.closing)
+	for _, e := range p.entries {
+		e.cancelDelayed()
+	}
 	ps := p.ps
 	p.mu.Unlock()
 	if ps == nil {

@@ -159,47 +159,89 @@ func TestPubSubLostMessageBoundedByTTL(t *testing.T) {
 
 func TestPubSubWakePolicy(t *testing.T) {
 	p := newPubSub(nil, time.Second)
-	e := &channelEntry{channel: "c", policy: lockWakePolicy, ready: make(chan struct{}), refs: 3}
+	e := &channelEntry{channel: "c", policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
 	p.entries["c"] = e
-	subs := []*subscription{{p, e}, {p, e}, {p, e}}
+	p.mu.Lock()
+	subs := []*subscription{e.join(p), e.join(p), e.join(p)}
+	p.mu.Unlock()
 	woke := make(chan int, 3)
-	for i, s := range subs {
-		go func() {
-			if err := s.wait(context.Background(), 10*time.Second); err == nil {
-				woke <- i
-			}
-		}()
+	waitAll := func(order []int) {
+		for _, i := range order {
+			go func() {
+				if ok, err := subs[i].wait(context.Background(), 10*time.Second); ok && err == nil {
+					woke <- i
+				}
+			}()
+			eventually(t, 5*time.Second, "waiter queued", func() bool {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				for _, w := range e.waiters {
+					if w.seq == subs[i].seq {
+						return true
+					}
+				}
+				return false
+			})
+		}
 	}
-	eventually(t, 5*time.Second, "3 waiters queued", func() bool {
+	send := func(payload string) {
 		p.mu.Lock()
-		defer p.mu.Unlock()
-		return len(e.waiters) == 3
-	})
-	p.mu.Lock()
-	e.wake(lockWakePolicy("0"))
-	p.mu.Unlock()
-	<-woke
-	select {
-	case i := <-woke:
-		t.Fatalf("unlock message 0 woke a second waiter (%d)", i)
-	case <-time.After(100 * time.Millisecond):
+		e.apply(p, e.policy(payload))
+		p.mu.Unlock()
 	}
-	p.mu.Lock()
-	e.wake(lockWakePolicy("1"))
-	p.mu.Unlock()
-	<-woke
-	<-woke
-	// A wake-up that finds no waiter is kept for the next one.
-	p.mu.Lock()
-	e.wake(1)
-	p.mu.Unlock()
-	if err := subs[0].wait(context.Background(), 10*time.Second); err != nil {
-		t.Fatal(err)
+	none := func(what string) {
+		t.Helper()
+		select {
+		case i := <-woke:
+			t.Fatalf("%s woke waiter %d", what, i)
+		case <-time.After(150 * time.Millisecond):
+		}
+	}
+
+	// Queued out of order, woken in subscription order, one per unlock.
+	waitAll([]int{2, 0, 1})
+	send("0")
+	if i := <-woke; i != 0 {
+		t.Fatalf("unlock woke waiter %d; want 0 (first subscribed)", i)
+	}
+	none("one unlock message")
+
+	// A client whose waiters have waited less than the last winner defers
+	// its wake-up, and a taken message cancels it.
+	send(strconv.Itoa(2 + 3600*1000)) // the last winner waited an hour
+	send("0")
+	send("2")
+	none("an unlock followed by taken")
+	// Deferred, not dropped: without a taken message the head wakes soon.
+	send(strconv.Itoa(2 + 3600*1000))
+	send("0")
+	if i := <-woke; i != 1 {
+		t.Fatalf("deferred wake-up woke %d; want 1", i)
+	}
+	waitAll([]int{1})
+
+	// The read-unlock message wakes all, at once.
+	send("1")
+	got := map[int]bool{<-woke: true, <-woke: true}
+	if !got[1] || !got[2] {
+		t.Fatalf("read-unlock woke %v; want 1 and 2", got)
+	}
+
+	// A wake-up that finds no waiter is kept for the next one, not beyond
+	// one per subscriber; a taken message clears it.
+	send("0")
+	if ok, err := subs[0].wait(context.Background(), 10*time.Second); !ok || err != nil {
+		t.Fatalf("wait after a kept wake-up = %v, %v", ok, err)
+	}
+	send("0")
+	send("2")
+	if ok, _ := subs[0].wait(context.Background(), 50*time.Millisecond); ok {
+		t.Fatal("wake-up kept across a taken message")
 	}
 	// A cancelled wait returns the context's error.
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := subs[0].wait(cctx, 10*time.Second); !errors.Is(err, context.Canceled) {
+	if _, err := subs[0].wait(cctx, 10*time.Second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait = %v; want Canceled", err)
 	}
 }

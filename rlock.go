@@ -62,7 +62,7 @@ func (c *Client) GetLock(name string) *Lock {
 func (l *Lock) newIdentity() {
 	l.field = l.c.newOwner()
 	latch := prefixName("redisson_unlock_latch", l.name) + ":" + l.field
-	l.acqKeys = []string{l.name, l.tokenKey, latch}
+	l.acqKeys = []string{l.name, l.tokenKey, latch, l.channel}
 	l.relKeys = []string{l.name, l.channel, latch}
 	l.latch = false
 }
@@ -121,16 +121,26 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 // tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	return l.c.await(ctx, "lock "+strconv.Quote(l.name), l.channel, lockWakePolicy, wait,
-		func(ctx context.Context) (bool, time.Duration, error) { return l.acquire(ctx, lease) })
+		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
+			return l.acquire(ctx, lease, w)
+		})
 }
 
-// lockWakePolicy: the unlock message 0 wakes one waiter; the read-unlock
-// message 1 (read-write locks) wakes all.
-func lockWakePolicy(payload string) int {
-	if payload == "0" {
-		return 1
+// lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
+// clients, see pubsubService); the read-unlock message 1 (read-write locks)
+// wakes all; a number n >= 2 (ours: Redisson ignores it) announces that a
+// waiter took the lock after waiting n-2 milliseconds.
+func lockWakePolicy(payload string) wake {
+	switch payload {
+	case "0":
+		return wake{n: 1, handoff: true}
+	case "1":
+		return wake{n: -1}
 	}
-	return -1
+	if n, err := strconv.ParseInt(payload, 10, 64); err == nil && n >= 2 {
+		return wake{taken: true, age: time.Duration(n-2) * time.Millisecond}
+	}
+	return wake{ignored: true}
 }
 
 // syncLost forgets a hold that ended without Unlock. Caller holds l.mu.
@@ -147,7 +157,8 @@ func (l *Lock) syncLost() (lost error) {
 
 // acquire runs the acquire script once. It reports whether the owner holds
 // the lock and, when not, the holder's remaining lease.
-func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Duration, error) {
+// A waiter's acquisition is announced on the channel (see lockWakePolicy).
+func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (bool, time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -162,7 +173,11 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration) (bool, time.Dur
 		latch = "1"
 	}
 	start := time.Now() // the lease deadline counts from before the send
-	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, leaseMS, l.field, l.count, latch).Int64Slice()
+	pub, msg := "", ""
+	if w.subscribed {
+		pub, msg = "publish", strconv.FormatInt(2+w.age.Milliseconds(), 10)
+	}
+	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, leaseMS, l.field, l.count, latch, pub, msg).Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {

@@ -7,10 +7,18 @@ import (
 	"time"
 )
 
+// waiting describes the caller of an attempt: whether it listens on the
+// object's channel (so it should announce success, if the object does
+// that), and for how long it has waited for a message.
+type waiting struct {
+	subscribed bool
+	age        time.Duration
+}
+
 // attempt makes one try at taking something (a lock, permits). It reports
 // whether it succeeded and, when not, how long until trying again is worth
 // it: the holder's remaining lease, or a negative value when unknown.
-type attempt func(ctx context.Context) (bool, time.Duration, error)
+type attempt func(ctx context.Context, w waiting) (bool, time.Duration, error)
 
 // await runs try until it succeeds, wait runs out (false, nil; wait < 0
 // never runs out) or ctx ends (an error wrapping ctx.Err()). Between tries
@@ -21,13 +29,22 @@ type attempt func(ctx context.Context) (bool, time.Duration, error)
 func (c *Client) await(ctx context.Context, what, channel string, policy wakePolicy, wait time.Duration, try attempt) (bool, error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
-	sub := c.pubsub.join(channel)
+	// When local waiters are already queued the object is taken: queue
+	// behind them without a try (one round trip saved, and local order
+	// kept), but always try at least once before giving up.
+	sub, queued := c.pubsub.join(channel)
 	if sub != nil {
 		defer sub.close()
 	}
-	ok, retry, err := try(ctx)
-	if err != nil || ok || wait == 0 {
-		return ok, err
+	var ok bool
+	var err error
+	retry := time.Duration(-1)
+	tried := false
+	if !queued || wait == 0 {
+		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok || wait == 0 {
+			return ok, err
+		}
+		tried = true
 	}
 	var deadline time.Time
 	if wait > 0 {
@@ -60,16 +77,20 @@ func (c *Client) await(ctx context.Context, what, channel string, policy wakePol
 			return false, nil
 		}
 		sub.ready(ctx, d)
-		if ok, retry, err = try(ctx); err != nil || ok {
+		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err
 		}
 	}
 	for {
 		d, more := bound(retry)
 		if !more {
+			if !tried {
+				ok, _, err = try(ctx, sub.waiting())
+				return ok, err
+			}
 			return false, nil
 		}
-		if err := sub.wait(ctx, d); err != nil {
+		if _, err := sub.wait(ctx, d); err != nil {
 			if errors.Is(err, ErrClientClosed) {
 				return false, err
 			}
@@ -78,8 +99,9 @@ func (c *Client) await(ctx context.Context, what, channel string, policy wakePol
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("redisson: %s: %w", what, err)
 		}
-		if ok, retry, err = try(ctx); err != nil || ok {
+		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err
 		}
+		tried = true
 	}
 }

@@ -3,10 +3,16 @@
 -- KEYS[1]  lock hash: field <owner> -> hold count, PEXPIRE'd to the lease
 -- KEYS[2]  fencing counter (string), INCR'd on every acquisition
 -- KEYS[3]  this owner's unlock latch (see lock_release.lua), deleted when ARGV[4] == '1'
+-- KEYS[4]  unlock channel (redisson_lock__channel:{name})
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field "<client uuid>:<owner number>"
 -- ARGV[3]  the hold count the owner had before this call
 -- ARGV[4]  '1' when the owner's previous release left an unlock latch to delete
+-- ARGV[5]  publish command ('publish' or 'spublish') to announce a new hold on
+--          the channel, or '' for no announcement
+-- ARGV[6]  the announcement: a number >= 2 (a waiter took the lock after
+--          waiting ARGV[6] - 2 ms; other clients cancel their deferred
+--          wake-ups; Redisson's lock listeners act on 0 and 1 only)
 --
 -- Returns {count, token} when held (count = new hold count, token = fencing
 -- token), or {0, pttl} when another owner holds the lock (pttl = its remaining
@@ -27,4 +33,7 @@ if held == 0 and redis.call('exists', KEYS[1]) == 1 then
 end
 held = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 redis.call('pexpire', KEYS[1], ARGV[1])
+if held == 1 and ARGV[5] ~= '' then
+    redis.call(ARGV[5], KEYS[4], ARGV[6])
+end
 return {held, redis.call('incr', KEYS[2])}
