@@ -129,6 +129,8 @@ type Client struct {
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	closed   atomic.Bool
+
+	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -146,12 +148,13 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	}
 	s := &scripts{rdb: rdb}
 	return &Client{
-		rdb:      rdb,
-		id:       uuid.NewString(),
-		opts:     o,
-		scripts:  s,
-		pubsub:   newPubSub(rdb, o.PubSubHealthCheck),
-		watchdog: newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
+		rdb:            rdb,
+		id:             uuid.NewString(),
+		opts:           o,
+		scripts:        s,
+		pubsub:         newPubSub(rdb, o.PubSubHealthCheck),
+		watchdog:       newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
+		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
 }
 

@@ -33,7 +33,7 @@ func TestLockIdempotentAcrossLostReplies(t *testing.T) {
 	if err := viaProxy.Ping(ctx).Err(); err != nil { // connection ready and idle
 		t.Fatal(err)
 	}
-	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:l", "warm:{x}:c"}, 1, "w", 0, "0", "")
+	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:c"}, 1, "w", 0, "", "")
 	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, "r", 1000, "publish")
 
 	steps := []struct {
@@ -81,7 +81,7 @@ func TestLockLostReplyWithoutRetryLeavesNothing(t *testing.T) {
 	if err := viaProxy.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:l", "warm:{x}:c"}, 1, "w", 0, "0", "")
+	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:c"}, 1, "w", 0, "", "")
 	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, "r", 1000, "publish")
 	proxy.DropNextReply()
 	if ok, err := l.TryLock(ctx, 0, 0); err == nil {

@@ -120,6 +120,13 @@ func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wa
 	return sub, nil
 }
 
+// listening reports whether this client listens to channel.
+func (p *pubsubService) listening(channel string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.entries[channel] != nil
+}
+
 // join joins channel if this client already listens to it and Redis
 // confirmed that, without I/O; it returns nil otherwise. queued reports
 // whether other local waiters are already waiting on it.

@@ -32,15 +32,25 @@ type Lock struct {
 	channel  string
 	tokenKey string
 
-	mu        sync.Mutex // serializes this owner's acquire and release calls
-	count     int        // hold count as last reported by Redis
-	leaseMS   int64      // lease of the current hold, for partial releases
-	token     int64      // fencing token of the latest acquisition
-	hold      *hold      // current hold, nil when count == 0
-	lastHold  *hold      // the hold that ended last, for Done and Err
-	latch     bool       // the last full release left an unlock latch
-	relReq    string     // request id of a release whose outcome is unknown
-	relReqCnt int        // hold count that release was sent with
+	mu       sync.Mutex // serializes this owner's acquire and release calls
+	fieldArg any        // field, boxed once for script arguments
+	count    int        // hold count as last reported by Redis
+	lease    leaseArg   // lease of the latest acquisition
+	token    int64      // fencing token of the latest acquisition
+	hold     *hold      // current hold, nil when count == 0
+	lastHold *hold      // the hold that ended last, for Done and Err
+}
+
+// leaseArg is a lease in milliseconds with its script argument, boxed once.
+type leaseArg struct {
+	ms  int64
+	arg any
+}
+
+func (a *leaseArg) set(ms int64) {
+	if a.arg == nil || a.ms != ms {
+		a.ms, a.arg = ms, strconv.FormatInt(ms, 10)
+	}
 }
 
 // GetLock returns a new owner handle for the lock called name. It does no
@@ -61,10 +71,10 @@ func (c *Client) GetLock(name string) *Lock {
 // Redis (a lease not yet run out there) is never taken for its own.
 func (l *Lock) newIdentity() {
 	l.field = l.c.newOwner()
+	l.fieldArg = l.field
 	latch := prefixName("redisson_unlock_latch", l.name) + ":" + l.field
-	l.acqKeys = []string{l.name, l.tokenKey, latch, l.channel}
+	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
 	l.relKeys = []string{l.name, l.channel, latch}
-	l.latch = false
 }
 
 // Name returns the lock's name, the Redis key of its hash.
@@ -120,7 +130,17 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 
 // tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	return l.c.await(ctx, "lock "+strconv.Quote(l.name), l.channel, lockWakePolicy, wait,
+	first := firstTry{}
+	if !l.c.pubsub.listening(l.channel) {
+		// Nobody here waits for this lock: a plain first try, with no
+		// subscription and no allocation beyond the call itself.
+		ok, retry, err := l.acquire(ctx, lease, waiting{})
+		if err != nil || ok || wait == 0 {
+			return ok, err
+		}
+		first = firstTry{done: true, retry: retry}
+	}
+	return l.c.await(ctx, "lock", l.name, l.channel, lockWakePolicy, wait, first,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)
 		})
@@ -162,22 +182,18 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
-	leaseMS := lease.Milliseconds()
 	watched := lease == 0
 	if watched {
-		leaseMS = l.c.opts.WatchdogTimeout.Milliseconds()
-	}
-	leaseMS = max(leaseMS, 1)
-	latch := "0"
-	if l.latch {
-		latch = "1"
+		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
+	} else {
+		l.lease.set(max(lease.Milliseconds(), 1))
 	}
 	start := time.Now() // the lease deadline counts from before the send
-	pub, msg := "", ""
+	var pub, msg any = "", ""
 	if w.subscribed {
 		pub, msg = "publish", strconv.FormatInt(2+w.age.Milliseconds(), 10)
 	}
-	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, leaseMS, l.field, l.count, latch, pub, msg).Int64Slice()
+	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, l.lease.arg, l.fieldArg, l.count, pub, msg).Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {
@@ -186,7 +202,6 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 		}
 		return false, 0, classify(l.name, err)
 	}
-	l.latch = false
 	if len(res) != 2 {
 		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
 	}
@@ -198,7 +213,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	}
 	// The hold counts as lost a little before Redis would drop it, so that
 	// the holder hears of it before any other owner can acquire.
-	lease = time.Duration(leaseMS) * time.Millisecond
+	lease = time.Duration(l.lease.ms) * time.Millisecond
 	expires := start.Add(lease - lossMargin(lease))
 	if l.hold != nil && res[0] == 1 {
 		// We thought we re-entered, but the old hold was gone: a new hold
@@ -226,7 +241,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	} else {
 		l.c.watchdog.extend(l.hold, expires)
 	}
-	l.count, l.token, l.leaseMS = int(res[0]), res[1], leaseMS
+	l.count, l.token = int(res[0]), res[1]
 	return true, 0, nil
 }
 
@@ -251,18 +266,20 @@ func (l *Lock) endHold(err error) {
 func (l *Lock) compensate(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
-	n, err := l.release(cctx, l.count+1, l.c.newRequest())
+	n, err := l.release(cctx, l.count+1, "c"+l.c.newRequest())
 	if err == nil && n >= 0 {
-		l.latch = l.latch || n == 0
 		l.count = int(n)
 	}
 }
 
 // release runs the release script once and returns the new hold count
-// (-1: not held).
-func (l *Lock) release(ctx context.Context, count int, req string) (int64, error) {
+// (-1: not held). req identifies a full release for a resent call.
+func (l *Lock) release(ctx context.Context, count int, req any) (int64, error) {
+	if l.lease.arg == nil {
+		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
+	}
 	return l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
-		l.field, count, max(l.leaseMS, 1), req, l.c.opts.RetryWindow.Milliseconds(), "publish").Int64()
+		l.fieldArg, count, l.lease.arg, req, l.c.retryWindowArg, "publish").Int64()
 }
 
 // Unlock drops one hold of this owner; when the hold count reaches zero it
@@ -293,24 +310,19 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l.count == 1 {
 		l.c.watchdog.remove(l.hold)
 	}
-	req := l.relReq
-	if req == "" || l.relReqCnt != l.count {
-		req = l.c.newRequest()
-	}
-	n, err := l.release(ctx, l.count, req)
+	// The latest acquisition's fencing token identifies this hold's full
+	// release: a resent call, or an Unlock repeated after an error, sends
+	// the same one.
+	n, err := l.release(ctx, l.count, l.token)
 	if err != nil {
-		// Outcome unknown: a repeated Unlock resends the same request.
-		l.relReq, l.relReqCnt = req, l.count
 		return classify(l.name, err)
 	}
-	l.relReq = ""
 	switch {
 	case n < 0:
 		l.endHold(ErrLeaseLost)
 		return &leaseLostError{name: l.name}
 	case n == 0:
 		l.endHold(ErrNotHeld)
-		l.latch = true
 	default:
 		l.count = int(n)
 	}

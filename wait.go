@@ -20,13 +20,19 @@ type waiting struct {
 // it: the holder's remaining lease, or a negative value when unknown.
 type attempt func(ctx context.Context, w waiting) (bool, time.Duration, error)
 
+// firstTry is the outcome of a failed try the caller already made.
+type firstTry struct {
+	done  bool
+	retry time.Duration
+}
+
 // await runs try until it succeeds, wait runs out (false, nil; wait < 0
 // never runs out) or ctx ends (an error wrapping ctx.Err()). Between tries
 // it waits on channel, through the client's shared subscription, for a
 // message that policy counts as a wake-up, for at most the time try
-// reported, so that a lost message only delays. what names the object in
-// errors.
-func (c *Client) await(ctx context.Context, what, channel string, policy wakePolicy, wait time.Duration, try attempt) (bool, error) {
+// reported, so that a lost message only delays. kind and name name the
+// object in errors. first, when done, is a failed try made before.
+func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (bool, error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue
@@ -38,9 +44,12 @@ func (c *Client) await(ctx context.Context, what, channel string, policy wakePol
 	}
 	var ok bool
 	var err error
-	retry := time.Duration(-1)
-	tried := false
-	if !queued || wait == 0 {
+	retry, tried := time.Duration(-1), first.done
+	if tried && sub == nil {
+		retry = first.retry
+	} else if !queued || wait == 0 || tried {
+		// (tried and joined: someone subscribed after the caller's try, so a
+		// wake-up may have passed unseen: try once more.)
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -94,10 +103,10 @@ func (c *Client) await(ctx context.Context, what, channel string, policy wakePol
 			if errors.Is(err, ErrClientClosed) {
 				return false, err
 			}
-			return false, fmt.Errorf("redisson: %s: %w", what, err)
+			return false, fmt.Errorf("redisson: %s %q: %w", kind, name, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("redisson: %s: %w", what, err)
+			return false, fmt.Errorf("redisson: %s %q: %w", kind, name, err)
 		}
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err

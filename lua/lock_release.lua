@@ -16,18 +16,18 @@
 --
 -- Idempotent per call: a resent call finds either its latch (full release) or
 -- the count already at ARGV[2] - 1 (partial release) and only reports it.
-if redis.call('get', KEYS[3]) == ARGV[4] then
-    return 0
-end
 local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
 if held == 0 then
+    if redis.call('get', KEYS[3]) == ARGV[4] then
+        return 0
+    end
     return -1
 end
 if held == tonumber(ARGV[2]) - 1 then
     return held
 end
-held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-if held > 0 then
+if held > 1 then
+    held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
     redis.call('pexpire', KEYS[1], ARGV[3])
     return held
 end
