@@ -30,11 +30,18 @@ type Options struct {
 	CleanupTimeout time.Duration
 
 	// RetryWindow is how long after a call go-redis may still resend it
-	// (after a lost reply). Release calls leave a small marker key for that
-	// long so that a resent release is recognised. Default: derived from the
-	// go-redis client's MaxRetries, timeouts and backoff (about 11s with
-	// go-redis defaults), or 30s for client types it cannot inspect.
+	// (after a lost reply). A full release leaves a small latch key that
+	// expires after it, so that a resent release is recognised; the client
+	// deletes the latch in the background as soon as the release has
+	// returned. Default: derived from the go-redis client's MaxRetries,
+	// timeouts and backoff (about 11s with go-redis defaults), or 30s for
+	// client types it cannot inspect.
 	RetryWindow time.Duration
+
+	// SubscriptionLinger is how long a channel stays subscribed after its
+	// last local waiter left, so that an object contended again soon costs
+	// no SUBSCRIBE/UNSUBSCRIBE. Default 2s.
+	SubscriptionLinger time.Duration
 
 	// PubSubHealthCheck is how long the shared pub/sub connection may stay
 	// silent before it is pinged, so that a dead connection is noticed and
@@ -47,6 +54,7 @@ const (
 	defaultBatchSize       = 100
 	defaultCleanupTimeout  = 5 * time.Second
 	defaultHealthCheck     = 5 * time.Second
+	defaultLinger          = 2 * time.Second
 )
 
 func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
@@ -80,6 +88,12 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 		v.RetryWindow = retryWindow(rdb)
 	case v.RetryWindow < time.Millisecond:
 		return bad("RetryWindow", v.RetryWindow)
+	}
+	switch {
+	case v.SubscriptionLinger == 0:
+		v.SubscriptionLinger = defaultLinger
+	case v.SubscriptionLinger < 0:
+		return bad("SubscriptionLinger", v.SubscriptionLinger)
 	}
 	switch {
 	case v.PubSubHealthCheck == 0:
@@ -126,6 +140,7 @@ type Client struct {
 	scripts  *scripts
 	pubsub   *pubsubService
 	watchdog *watchdog
+	janitor  *janitor
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	closed   atomic.Bool
@@ -152,8 +167,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		id:             uuid.NewString(),
 		opts:           o,
 		scripts:        s,
-		pubsub:         newPubSub(rdb, o.PubSubHealthCheck),
+		pubsub:         newPubSub(rdb, o.PubSubHealthCheck, o.SubscriptionLinger),
 		watchdog:       newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
+		janitor:        newJanitor(rdb, time.Second),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
 }
@@ -177,6 +193,7 @@ func (c *Client) Close() error {
 	}
 	c.watchdog.close()
 	c.pubsub.close()
+	c.janitor.close()
 	return nil
 }
 

@@ -34,7 +34,7 @@ func TestLockIdempotentAcrossLostReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:c"}, 1, "w", 0, "", "")
-	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, "r", 1000, "publish")
+	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, 1000, "publish")
 
 	steps := []struct {
 		do   func() error
@@ -82,7 +82,7 @@ func TestLockLostReplyWithoutRetryLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.scripts.run(ctx, scriptLockAcquire, []string{"warm:{x}", "warm:{x}:t", "warm:{x}:c"}, 1, "w", 0, "", "")
-	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, "r", 1000, "publish")
+	c.scripts.run(ctx, scriptLockRelease, []string{"warm:{x}", "warm:{x}:c", "warm:{x}:l"}, "w", 1, 1, 1000, "publish")
 	proxy.DropNextReply()
 	if ok, err := l.TryLock(ctx, 0, 0); err == nil {
 		t.Fatalf("TryLock with a lost reply and no retries = %v, nil; want an error", ok)

@@ -16,7 +16,7 @@ type wake struct {
 	n       int           // waiters to wake: n > 0 up to n, n < 0 all, 0 none
 	handoff bool          // one waiter across all clients should retry: see pubsubService
 	taken   bool          // a waiter just took the object: cancel delayed wake-ups
-	age     time.Duration // with taken: how long that waiter had waited
+	age     time.Duration // with taken: how long that waiter had waited (< 0: unknown)
 	ignored bool          // not a message for waiters
 }
 
@@ -42,6 +42,7 @@ type wakePolicy func(payload string) wake
 type pubsubService struct {
 	rdb      redis.UniversalClient
 	health   time.Duration // idle time after which the connection is pinged
+	linger   time.Duration // how long an unused channel stays subscribed
 	mu       sync.Mutex
 	wmu      sync.Mutex    // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
 	ps       *redis.PubSub // nil until the first subscription
@@ -65,6 +66,9 @@ type channelEntry struct {
 	delayed   *time.Timer   // a hand-off wake-up not yet delivered
 	delayedN  int           // how many it wakes
 	lastAge   time.Duration // how long the last announced winner had waited
+	idle      *time.Timer   // unsubscribes the channel after linger unused
+	yieldTill time.Time     // new local callers wait until then before trying
+	takenAt   time.Time     // when the last taken message arrived
 }
 
 type waiter struct {
@@ -73,10 +77,11 @@ type waiter struct {
 	since time.Time // when its subscription first waited
 }
 
-func newPubSub(rdb redis.UniversalClient, health time.Duration) *pubsubService {
+func newPubSub(rdb redis.UniversalClient, health, linger time.Duration) *pubsubService {
 	return &pubsubService{
 		rdb:      rdb,
 		health:   health,
+		linger:   linger,
 		entries:  make(map[string]*channelEntry),
 		closing:  make(chan struct{}),
 		loopDone: make(chan struct{}),
@@ -129,19 +134,39 @@ func (p *pubsubService) listening(channel string) bool {
 
 // join joins channel if this client already listens to it and Redis
 // confirmed that, without I/O; it returns nil otherwise. queued reports
-// whether other local waiters are already waiting on it.
-func (p *pubsubService) join(channel string) (sub *subscription, queued bool) {
+// whether other local waiters are already waiting on it; yield how long a
+// new caller should leave the object to other clients' waiters first.
+func (p *pubsubService) join(channel string) (sub *subscription, queued bool, yield time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.entries[channel]
 	if e == nil || !e.confirmed || p.closed {
-		return nil, false
+		return nil, false, 0
 	}
-	return e.join(p), len(e.waiters) > 0
+	return e.join(p), len(e.waiters) > 0, time.Until(e.yieldTill)
+}
+
+// yieldWindow is how long a client that just released an object other
+// clients wait for leaves it to them before taking it again itself: about
+// what their woken waiter needs to retry.
+const yieldWindow = 2 * time.Millisecond
+
+// yield makes this client's next callers on channel wait yieldWindow before
+// their first try (no effect if the client does not listen to channel).
+func (p *pubsubService) yield(channel string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.entries[channel]; e != nil {
+		e.yieldTill = time.Now().Add(yieldWindow)
+	}
 }
 
 // join adds a subscriber. Caller holds p.mu.
 func (e *channelEntry) join(p *pubsubService) *subscription {
+	if e.idle != nil {
+		e.idle.Stop()
+		e.idle = nil
+	}
 	e.refs++
 	e.seq++
 	return &subscription{p: p, e: e, seq: e.seq}
@@ -160,16 +185,23 @@ func (p *pubsubService) send(write func(ps *redis.PubSub)) {
 }
 
 // waiting describes the subscriber for an attempt; a nil subscription is
-// not subscribed.
+// not subscribed. A subscriber that has not waited yet has age -1.
 func (s *subscription) waiting() waiting {
 	if s == nil {
 		return waiting{}
 	}
-	w := waiting{subscribed: true}
+	w := waiting{subscribed: true, age: -1}
 	if !s.since.IsZero() {
 		w.age = time.Since(s.since)
 	}
 	return w
+}
+
+// takenSince reports whether a taken message arrived after t.
+func (s *subscription) takenSince(t time.Time) bool {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return s.e.takenAt.After(t)
 }
 
 // ready waits until Redis confirmed the subscription, for at most d. It
@@ -259,7 +291,28 @@ func (s *subscription) close() {
 		p.mu.Unlock()
 		return
 	}
-	p.drop(e)
+	p.idle(e)
+}
+
+// idle keeps an unused, confirmed channel subscribed for p.linger, so that
+// an object contended again soon pays no SUBSCRIBE and UNSUBSCRIBE, and its
+// new waiters still hear (and make) announcements. Caller holds p.mu, which
+// idle releases.
+func (p *pubsubService) idle(e *channelEntry) {
+	if p.linger <= 0 || p.closed {
+		p.drop(e)
+		return
+	}
+	e.idle = time.AfterFunc(p.linger, func() {
+		p.mu.Lock()
+		if p.entries[e.channel] != e || e.refs > 0 || e.idle == nil {
+			p.mu.Unlock()
+			return
+		}
+		e.idle = nil
+		p.drop(e)
+	})
+	p.mu.Unlock()
 }
 
 // drop forgets e and unsubscribes its channel. Caller holds p.mu, which drop
@@ -267,6 +320,10 @@ func (s *subscription) close() {
 func (p *pubsubService) drop(e *channelEntry) {
 	delete(p.entries, e.channel)
 	e.cancelDelayed()
+	if e.idle != nil {
+		e.idle.Stop()
+		e.idle = nil
+	}
 	p.send(func(ps *redis.PubSub) { _ = ps.Unsubscribe(context.Background(), e.channel) })
 }
 
@@ -289,7 +346,10 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 	case w.taken:
 		e.cancelDelayed()
 		e.pending = 0
-		e.lastAge = w.age
+		e.takenAt = time.Now()
+		if w.age >= 0 {
+			e.lastAge = w.age
+		}
 	case w.handoff && len(e.waiters) > 0:
 		if time.Since(e.waiters[0].since) >= e.lastAge*9/10 {
 			e.wakeNow(w.n)
@@ -406,7 +466,7 @@ func (p *pubsubService) dispatch(msg any) {
 		e.confirmed = true
 		close(e.ready)
 		if e.refs == 0 {
-			p.drop(e) // releases p.mu
+			p.idle(e) // releases p.mu
 			return
 		}
 	}
@@ -425,6 +485,10 @@ func (p *pubsubService) close() {
 	close(p.closing)
 	for _, e := range p.entries {
 		e.cancelDelayed()
+		if e.idle != nil {
+			e.idle.Stop()
+			e.idle = nil
+		}
 	}
 	ps := p.ps
 	p.mu.Unlock()
@@ -435,7 +499,8 @@ func (p *pubsubService) close() {
 	<-p.loopDone
 }
 
-// channels reports how many channels are subscribed (for tests).
+// channels reports how many channels are subscribed, lingering ones
+// included (for tests).
 func (p *pubsubService) channels() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

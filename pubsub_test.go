@@ -158,7 +158,7 @@ func TestPubSubLostMessageBoundedByTTL(t *testing.T) {
 }
 
 func TestPubSubWakePolicy(t *testing.T) {
-	p := newPubSub(nil, time.Second)
+	p := newPubSub(nil, time.Second, 0)
 	e := &channelEntry{channel: "c", policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
 	p.entries["c"] = e
 	p.mu.Lock()

@@ -28,7 +28,8 @@ type Lock struct {
 	name     string
 	field    string // owner field
 	acqKeys  []string
-	relKeys  []string
+	relKeys  []string // [2] is set per call to the hold's latch key
+	latchPre string   // unlock latch key prefix
 	channel  string
 	tokenKey string
 
@@ -61,6 +62,7 @@ func (c *Client) GetLock(name string) *Lock {
 		name:     name,
 		channel:  prefixName("redisson_lock__channel", name),
 		tokenKey: prefixName("redisson_lock_token", name),
+		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
 	l.newIdentity()
 	return l
@@ -72,9 +74,8 @@ func (c *Client) GetLock(name string) *Lock {
 func (l *Lock) newIdentity() {
 	l.field = l.c.newOwner()
 	l.fieldArg = l.field
-	latch := prefixName("redisson_unlock_latch", l.name) + ":" + l.field
 	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
-	l.relKeys = []string{l.name, l.channel, latch}
+	l.relKeys = []string{l.name, l.channel, ""}
 }
 
 // Name returns the lock's name, the Redis key of its hash.
@@ -148,8 +149,9 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 
 // lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
 // clients, see pubsubService); the read-unlock message 1 (read-write locks)
-// wakes all; a number n >= 2 (ours: Redisson ignores it) announces that a
-// waiter took the lock after waiting n-2 milliseconds.
+// wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
+// new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
+// waited n-3 milliseconds.
 func lockWakePolicy(payload string) wake {
 	switch payload {
 	case "0":
@@ -158,7 +160,7 @@ func lockWakePolicy(payload string) wake {
 		return wake{n: -1}
 	}
 	if n, err := strconv.ParseInt(payload, 10, 64); err == nil && n >= 2 {
-		return wake{taken: true, age: time.Duration(n-2) * time.Millisecond}
+		return wake{taken: true, age: time.Duration(n-3) * time.Millisecond}
 	}
 	return wake{ignored: true}
 }
@@ -191,7 +193,10 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	start := time.Now() // the lease deadline counts from before the send
 	var pub, msg any = "", ""
 	if w.subscribed {
-		pub, msg = "publish", strconv.FormatInt(2+w.age.Milliseconds(), 10)
+		pub, msg = "publish", "2"
+		if w.age >= 0 {
+			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
+		}
 	}
 	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, l.lease.arg, l.fieldArg, l.count, pub, msg).Int64Slice()
 	if err != nil {
@@ -266,20 +271,38 @@ func (l *Lock) endHold(err error) {
 func (l *Lock) compensate(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
-	n, err := l.release(cctx, l.count+1, "c"+l.c.newRequest())
+	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
 	if err == nil && n >= 0 {
 		l.count = int(n)
 	}
 }
 
 // release runs the release script once and returns the new hold count
-// (-1: not held). req identifies a full release for a resent call.
-func (l *Lock) release(ctx context.Context, count int, req any) (int64, error) {
+// (-1: not held). latch is the key that marks this hold's full release for
+// a resent call; once a full release has returned it is queued for deletion.
+// Caller holds l.mu.
+func (l *Lock) release(ctx context.Context, count int, latch string) (int64, error) {
 	if l.lease.arg == nil {
 		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
 	}
-	return l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
-		l.fieldArg, count, l.lease.arg, req, l.c.retryWindowArg, "publish").Int64()
+	l.relKeys[2] = latch
+	res, err := l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
+		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, "publish").Int64Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("%w: lock %q: release returned %v", ErrUnexpectedReply, l.name, res)
+	}
+	if res[0] == 0 {
+		l.c.janitor.add(latch)
+		if res[1] > 1 {
+			// Other clients listen: give their waiters the first chance
+			// before this client takes the lock again.
+			l.c.pubsub.yield(l.channel)
+		}
+	}
+	return res[0], nil
 }
 
 // Unlock drops one hold of this owner; when the hold count reaches zero it
@@ -311,9 +334,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.c.watchdog.remove(l.hold)
 	}
 	// The latest acquisition's fencing token identifies this hold's full
-	// release: a resent call, or an Unlock repeated after an error, sends
-	// the same one.
-	n, err := l.release(ctx, l.count, l.token)
+	// release: a resent call, or an Unlock repeated after an error, uses the
+	// same latch.
+	n, err := l.release(ctx, l.count, l.latchPre+strconv.FormatInt(l.token, 10))
 	if err != nil {
 		return classify(l.name, err)
 	}

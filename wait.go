@@ -38,18 +38,37 @@ func (c *Client) await(ctx context.Context, kind, name, channel string, policy w
 	// When local waiters are already queued the object is taken: queue
 	// behind them without a try (one round trip saved, and local order
 	// kept), but always try at least once before giving up.
-	sub, queued := c.pubsub.join(channel)
+	sub, queued, yield := c.pubsub.join(channel)
 	if sub != nil {
 		defer sub.close()
 	}
 	var ok bool
 	var err error
 	retry, tried := time.Duration(-1), first.done
-	if tried && sub == nil {
+	mustTry := false
+	switch {
+	case tried && sub != nil:
+		// Someone subscribed after the caller's try: a wake-up may have
+		// passed unseen, so try once more.
+		mustTry = true
+	case tried:
 		retry = first.retry
-	} else if !queued || wait == 0 || tried {
-		// (tried and joined: someone subscribed after the caller's try, so a
-		// wake-up may have passed unseen: try once more.)
+	case queued && wait != 0:
+		// Queue behind the local waiters.
+	case yield > 0 && wait != 0:
+		// This client just released the object while other clients wait:
+		// give their waiter a moment before competing with it. If one
+		// announces it took the object, that answers the first try.
+		start := time.Now()
+		if _, err := sub.wait(ctx, yield); err != nil {
+			return false, c.waitErr(kind, name, err)
+		}
+		tried = sub.takenSince(start)
+		mustTry = !tried
+	default:
+		mustTry = true
+	}
+	if mustTry {
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -100,10 +119,7 @@ func (c *Client) await(ctx context.Context, kind, name, channel string, policy w
 			return false, nil
 		}
 		if _, err := sub.wait(ctx, d); err != nil {
-			if errors.Is(err, ErrClientClosed) {
-				return false, err
-			}
-			return false, fmt.Errorf("redisson: %s %q: %w", kind, name, err)
+			return false, c.waitErr(kind, name, err)
 		}
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("redisson: %s %q: %w", kind, name, err)
@@ -113,4 +129,12 @@ func (c *Client) await(ctx context.Context, kind, name, channel string, policy w
 		}
 		tried = true
 	}
+}
+
+// waitErr wraps an error that ended a wait.
+func (c *Client) waitErr(kind, name string, err error) error {
+	if errors.Is(err, ErrClientClosed) {
+		return err
+	}
+	return fmt.Errorf("redisson: %s %q: %w", kind, name, err)
 }

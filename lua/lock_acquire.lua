@@ -8,9 +8,9 @@
 -- ARGV[3]  the hold count the owner had before this call
 -- ARGV[4]  publish command ('publish' or 'spublish') to announce a new hold on
 --          the channel, or '' for no announcement
--- ARGV[5]  the announcement: a number >= 2 (a waiter took the lock after
---          waiting ARGV[5] - 2 ms; other clients cancel their deferred
---          wake-ups; Redisson's lock listeners act on 0 and 1 only)
+-- ARGV[5]  the announcement: 2 (taken by a caller that had not waited) or
+--          3 + the ms a waiter waited; other clients cancel their deferred
+--          wake-ups (Redisson's lock listeners act on 0 and 1 only)
 --
 -- Returns {count, token} when held (count = new hold count, token = fencing
 -- token), or {0, pttl} when another owner holds the lock (pttl = its remaining

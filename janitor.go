@@ -1,0 +1,110 @@
+package redisson
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// janitor deletes keys that only had to outlive one call, such as the latch
+// a full release leaves for a resent call: once the call has returned,
+// go-redis will not resend it. Keys are deleted in the background in
+// pipelined batches (one round trip per batch), so that they do not pile up
+// for the whole retry window; keys it has not deleted when the client closes
+// expire on their own.
+type janitor struct {
+	rdb      redis.UniversalClient
+	interval time.Duration
+
+	mu      sync.Mutex
+	keys    []string
+	started bool
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// janitorBatch is the queue length that triggers a flush before the next
+// interval.
+const janitorBatch = 256
+
+func newJanitor(rdb redis.UniversalClient, interval time.Duration) *janitor {
+	return &janitor{
+		rdb:      rdb,
+		interval: interval,
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// add queues key for deletion.
+func (j *janitor) add(key string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return
+	}
+	j.keys = append(j.keys, key)
+	if !j.started {
+		j.started = true
+		go j.loop()
+	}
+	if len(j.keys) >= janitorBatch {
+		select {
+		case j.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (j *janitor) loop() {
+	defer close(j.done)
+	t := time.NewTicker(j.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-t.C:
+		case <-j.kick:
+		}
+		j.flush()
+	}
+}
+
+func (j *janitor) flush() {
+	j.mu.Lock()
+	keys := j.keys
+	j.keys = nil
+	j.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), j.interval+time.Second)
+	defer cancel()
+	pipe := j.rdb.Pipeline()
+	for _, k := range keys {
+		pipe.Unlink(ctx, k) // one key per command: keys may live in different slots
+	}
+	_, _ = pipe.Exec(ctx) // a key not deleted expires anyway
+}
+
+// close stops the loop and waits for it; queued keys are left to expire.
+func (j *janitor) close() {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return
+	}
+	j.closed = true
+	started := j.started
+	j.mu.Unlock()
+	close(j.stop)
+	if started {
+		<-j.done
+	}
+}
