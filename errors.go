@@ -15,6 +15,12 @@ var (
 	// ErrEmptyName is returned by every call on an object whose name is empty.
 	ErrEmptyName = errors.New("redisson: empty object name")
 
+	// ErrInvalidName is returned by every call on an object whose name
+	// cannot work on the client's topology (on Redis Cluster, a name with
+	// '{' but no complete hash tag would put the object's keys in different
+	// slots).
+	ErrInvalidName = errors.New("redisson: invalid object name")
+
 	// ErrNegativeDuration is returned when a wait, lease or timeout is negative.
 	ErrNegativeDuration = errors.New("redisson: negative duration")
 

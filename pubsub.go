@@ -61,6 +61,7 @@ type channelEntry struct {
 	seq       uint64 // arrival order of subscriptions
 	confirmed bool
 	ready     chan struct{} // closed at the first subscribe confirmation
+	asked     time.Time     // when SUBSCRIBE was last sent, until confirmed
 	waiters   []*waiter     // ordered by subscription arrival
 	pending   int           // wake-ups that found no waiter, at most refs
 	delayed   *time.Timer   // a hand-off wake-up not yet delivered
@@ -111,7 +112,7 @@ func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wa
 	e := p.entries[channel]
 	fresh := e == nil
 	if fresh {
-		e = &channelEntry{channel: channel, policy: policy, ready: make(chan struct{})}
+		e = &channelEntry{channel: channel, policy: policy, ready: make(chan struct{}), asked: time.Now()}
 		p.entries[channel] = e
 	}
 	sub := e.join(p)
@@ -195,6 +196,17 @@ func (s *subscription) waiting() waiting {
 		w.age = time.Since(s.since)
 	}
 	return w
+}
+
+// passOn wakes the next local waiter, if any: called by a waiter that
+// leaves without taking the object, so that a wake-up it received, or the
+// knowledge of the holder's lease it had, is not lost to the others.
+func (s *subscription) passOn() {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if len(s.e.waiters) > 0 {
+		s.e.wakeNow(1)
+	}
 }
 
 // takenSince reports whether a taken message arrived after t.
@@ -417,6 +429,8 @@ func (p *pubsubService) receive(ps *redis.PubSub) {
 	defer close(p.loopDone)
 	ctx := context.Background()
 	backoff := time.Duration(0)
+	var pinged time.Time // when an unanswered ping was sent
+	lastCheck := time.Now()
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, p.health)
 		select {
@@ -424,25 +438,86 @@ func (p *pubsubService) receive(ps *redis.PubSub) {
 			return
 		default:
 		}
+		if time.Since(lastCheck) >= p.health {
+			lastCheck = time.Now()
+			p.resubscribeUnconfirmed()
+		}
 		if err != nil {
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// Idle: make sure the connection is alive. A dead one fails
-				// here or on the next read and go-redis reconnects.
-				_ = ps.Ping(ctx)
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				// go-redis re-dials on the next read; do not spin meanwhile.
+				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
+				select {
+				case <-p.closing:
+					return
+				case <-time.After(backoff):
+				}
 				continue
 			}
-			backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
-			select {
-			case <-p.closing:
-				return
-			case <-time.After(backoff):
+			// Idle. A connection that does not even answer a ping is dead
+			// without knowing it (no reset arrived): replace it.
+			if !pinged.IsZero() && time.Since(pinged) >= p.health {
+				if ps = p.replace(); ps == nil {
+					return
+				}
+				pinged = time.Time{}
+				continue
+			}
+			if pinged.IsZero() {
+				pinged = time.Now()
+				_ = ps.Ping(ctx)
 			}
 			continue
 		}
-		backoff = 0
+		backoff, pinged = 0, time.Time{}
 		p.dispatch(msg)
 	}
+}
+
+// replace closes the current pub/sub connection and subscribes every
+// channel again on a new one. Confirmed channels then wake all their
+// waiters (see dispatch), since messages may have been lost. It returns nil
+// when the service is closing.
+func (p *pubsubService) replace() *redis.PubSub {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	old := p.ps
+	ps := p.rdb.Subscribe(context.Background())
+	p.ps = ps
+	channels := make([]string, 0, len(p.entries))
+	for ch, e := range p.entries {
+		channels = append(channels, ch)
+		e.asked = time.Now()
+	}
+	p.send(func(ps *redis.PubSub) {
+		if len(channels) > 0 {
+			_ = ps.Subscribe(context.Background(), channels...)
+		}
+	})
+	_ = old.Close()
+	return ps
+}
+
+// resubscribeUnconfirmed sends SUBSCRIBE again for channels whose
+// confirmation has not arrived within twice the health interval (a write
+// lost around a reconnect).
+func (p *pubsubService) resubscribeUnconfirmed() {
+	p.mu.Lock()
+	var late []string
+	for ch, e := range p.entries {
+		if !e.confirmed && time.Since(e.asked) >= 2*p.health {
+			late = append(late, ch)
+			e.asked = time.Now()
+		}
+	}
+	if len(late) == 0 || p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.send(func(ps *redis.PubSub) { _ = ps.Subscribe(context.Background(), late...) })
 }
 
 func (p *pubsubService) dispatch(msg any) {

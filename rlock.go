@@ -2,13 +2,12 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
@@ -26,20 +25,24 @@ import (
 type Lock struct {
 	c        *Client
 	name     string
-	field    string // owner field
-	acqKeys  []string
-	relKeys  []string // [2] is set per call to the hold's latch key
-	latchPre string   // unlock latch key prefix
 	channel  string
 	tokenKey string
+	latchPre string // unlock latch key prefix
+	badName  error  // set when the name cannot work on this topology
 
-	mu       sync.Mutex // serializes this owner's acquire and release calls
+	mu       sync.Mutex // serializes this owner's script calls; guards what follows
+	field    string     // owner field
 	fieldArg any        // field, boxed once for script arguments
-	count    int        // hold count as last reported by Redis
-	lease    leaseArg   // lease of the latest acquisition
-	token    int64      // fencing token of the latest acquisition
-	hold     *hold      // current hold, nil when count == 0
-	lastHold *hold      // the hold that ended last, for Done and Err
+	acqKeys  []string
+	relKeys  []string // [2] is set per call to the hold's latch key
+	count    int      // hold count as last reported by Redis
+	lease    leaseArg // lease of the latest acquisition
+	hold     *hold    // current hold, nil when count == 0
+
+	// Read without mu, so that they never wait for a call in flight.
+	token atomic.Int64         // fencing token of the latest acquisition
+	shown atomic.Pointer[hold] // the current hold, or the one that ended last
+	owner atomic.Pointer[string]
 }
 
 // leaseArg is a lease in milliseconds with its script argument, boxed once.
@@ -55,7 +58,10 @@ func (a *leaseArg) set(ms int64) {
 }
 
 // GetLock returns a new owner handle for the lock called name. It does no
-// I/O; an empty name makes every method return ErrEmptyName.
+// I/O; an empty name makes every method return ErrEmptyName. On Redis
+// Cluster a name containing '{' must carry a complete hash tag (as in
+// "{order}:42"): Redisson's key naming then keeps every key of the lock in
+// one slot; other such names return ErrInvalidName.
 func (c *Client) GetLock(name string) *Lock {
 	l := &Lock{
 		c:        c,
@@ -64,18 +70,11 @@ func (c *Client) GetLock(name string) *Lock {
 		tokenKey: prefixName("redisson_lock_token", name),
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
+	if c.watchdog.cluster && strings.Contains(name, "{") && hashSlot(name) != hashSlot(l.channel) {
+		l.badName = fmt.Errorf("%w: lock %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, name)
+	}
 	l.newIdentity()
 	return l
-}
-
-// newIdentity gives the handle a fresh owner field. A handle whose hold was
-// lost takes one, so that a stale field of its old identity that is still in
-// Redis (a lease not yet run out there) is never taken for its own.
-func (l *Lock) newIdentity() {
-	l.field = l.c.newOwner()
-	l.fieldArg = l.field
-	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
-	l.relKeys = []string{l.name, l.channel, ""}
 }
 
 // Name returns the lock's name, the Redis key of its hash.
@@ -84,17 +83,15 @@ func (l *Lock) Name() string { return l.name }
 // Owner returns the owner field this handle writes: "<client uuid>:<n>".
 // A handle whose hold was lost takes a new owner number for its next
 // acquisition.
-func (l *Lock) Owner() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.field
-}
+func (l *Lock) Owner() string { return *l.owner.Load() }
 
 func (l *Lock) check() error {
-	if l.name == "" {
+	switch {
+	case l.name == "":
 		return ErrEmptyName
-	}
-	if l.c.closed.Load() {
+	case l.badName != nil:
+		return l.badName
+	case l.c.closed.Load():
 		return ErrClientClosed
 	}
 	return nil
@@ -103,7 +100,8 @@ func (l *Lock) check() error {
 // Lock waits until it holds the lock or ctx ends. The lease is the client's
 // WatchdogTimeout, renewed by the watchdog until Unlock. It returns ctx.Err()
 // (wrapped) when ctx ends first, leaving no hold and no subscription behind;
-// ErrEmptyName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
+// ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
+// error otherwise.
 func (l *Lock) Lock(ctx context.Context) error {
 	if err := l.check(); err != nil {
 		return err
@@ -115,10 +113,15 @@ func (l *Lock) Lock(ctx context.Context) error {
 // TryLock tries to hold the lock for up to wait and reports whether it
 // does. wait == 0 makes a single attempt. lease > 0 is the lease, after
 // which Redis drops the hold unless Unlock came first; lease == 0 lets the
-// watchdog keep the lease alive until Unlock. It returns false, nil when the
-// wait ran out; ErrNegativeDuration for a negative wait or lease; ctx.Err()
-// (wrapped) when ctx ends first; ErrEmptyName, ErrWrongType, ErrClientClosed,
-// or a Redis error otherwise. On every error the lock is left as it was.
+// watchdog keep the lease alive until Unlock. A re-entry into a hold the
+// watchdog keeps stays under the watchdog whatever its lease; a re-entry
+// with lease == 0 into a hold with a lease puts it under the watchdog.
+// It returns false, nil when the wait ran out; ErrNegativeDuration for a
+// negative wait or lease; ctx.Err() (wrapped) when ctx ends first;
+// ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
+// error otherwise. An error leaves no hold of this call behind (when Redis
+// cannot be reached to undo an acquire whose reply was lost, that hold
+// expires with its lease and the handle takes a new owner number).
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
@@ -165,146 +168,6 @@ func lockWakePolicy(payload string) wake {
 	return wake{ignored: true}
 }
 
-// syncLost forgets a hold that ended without Unlock. Caller holds l.mu.
-func (l *Lock) syncLost() (lost error) {
-	if l.hold == nil {
-		return nil
-	}
-	if ended, err := l.hold.ended(); ended {
-		l.endHold(err)
-		return err
-	}
-	return nil
-}
-
-// acquire runs the acquire script once. It reports whether the owner holds
-// the lock and, when not, the holder's remaining lease.
-// A waiter's acquisition is announced on the channel (see lockWakePolicy).
-func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (bool, time.Duration, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.syncLost()
-	watched := lease == 0
-	if watched {
-		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
-	} else {
-		l.lease.set(max(lease.Milliseconds(), 1))
-	}
-	start := time.Now() // the lease deadline counts from before the send
-	var pub, msg any = "", ""
-	if w.subscribed {
-		pub, msg = "publish", "2"
-		if w.age >= 0 {
-			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
-		}
-	}
-	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, l.lease.arg, l.fieldArg, l.count, pub, msg).Int64Slice()
-	if err != nil {
-		var rerr redis.Error
-		if !errors.As(err, &rerr) {
-			// The script may have run and its reply been lost: undo it.
-			l.compensate(ctx)
-		}
-		return false, 0, classify(l.name, err)
-	}
-	if len(res) != 2 {
-		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
-	}
-	if res[0] == 0 {
-		if res[1] < 0 {
-			return false, -1, nil // held without expiry
-		}
-		return false, time.Duration(res[1]) * time.Millisecond, nil
-	}
-	// The hold counts as lost a little before Redis would drop it, so that
-	// the holder hears of it before any other owner can acquire.
-	lease = time.Duration(l.lease.ms) * time.Millisecond
-	expires := start.Add(lease - lossMargin(lease))
-	if l.hold != nil && res[0] == 1 {
-		// We thought we re-entered, but the old hold was gone: a new hold
-		// (under the same identity, which Redis no longer knew).
-		old := l.hold
-		if old.timer != nil {
-			old.timer.Stop()
-		}
-		l.c.watchdog.remove(old)
-		old.end(ErrLeaseLost)
-		l.hold = nil
-	}
-	if l.hold == nil {
-		h := newHold(l.name, l.field, l.channel, l.c.slot(l.name))
-		if watched {
-			if !l.c.watchdog.add(h, expires) {
-				h.end(ErrClientClosed)
-			}
-		} else {
-			h.timer = time.AfterFunc(time.Until(expires), func() { h.end(ErrLeaseLost) })
-		}
-		l.hold = h
-	} else if l.hold.timer != nil {
-		l.hold.timer.Reset(time.Until(expires))
-	} else {
-		l.c.watchdog.extend(l.hold, expires)
-	}
-	l.count, l.token = int(res[0]), res[1]
-	return true, 0, nil
-}
-
-// endHold ends the current hold with cause err and forgets it. Caller holds
-// l.mu.
-func (l *Lock) endHold(err error) {
-	h := l.hold
-	if h.timer != nil {
-		h.timer.Stop()
-	}
-	l.c.watchdog.remove(h)
-	h.end(err)
-	l.count, l.hold, l.lastHold = 0, nil, h
-	if err != ErrNotHeld {
-		l.newIdentity()
-	}
-}
-
-// compensate undoes an acquire whose reply never arrived, if it ran: a
-// release sent with the count the acquire would have produced changes
-// nothing when the acquire did not run. Caller holds l.mu.
-func (l *Lock) compensate(ctx context.Context) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
-	defer cancel()
-	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
-	if err == nil && n >= 0 {
-		l.count = int(n)
-	}
-}
-
-// release runs the release script once and returns the new hold count
-// (-1: not held). latch is the key that marks this hold's full release for
-// a resent call; once a full release has returned it is queued for deletion.
-// Caller holds l.mu.
-func (l *Lock) release(ctx context.Context, count int, latch string) (int64, error) {
-	if l.lease.arg == nil {
-		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
-	}
-	l.relKeys[2] = latch
-	res, err := l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
-		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, "publish").Int64Slice()
-	if err != nil {
-		return 0, err
-	}
-	if len(res) != 2 {
-		return 0, fmt.Errorf("%w: lock %q: release returned %v", ErrUnexpectedReply, l.name, res)
-	}
-	if res[0] == 0 {
-		l.c.janitor.add(latch)
-		if res[1] > 1 {
-			// Other clients listen: give their waiters the first chance
-			// before this client takes the lock again.
-			l.c.pubsub.yield(l.channel)
-		}
-	}
-	return res[0], nil
-}
-
 // Unlock drops one hold of this owner; when the hold count reaches zero it
 // deletes the lock and publishes the unlock message, waking one waiter. It
 // stops the watchdog for the lock before the release reaches Redis. It
@@ -312,7 +175,8 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 // ErrLeaseLost too when its lease ran out). Unlock still runs when ctx is
 // already cancelled, within the client's CleanupTimeout. A call resent by
 // go-redis after a lost reply, or an Unlock repeated after an error, is
-// counted once.
+// counted once. After an error the hold is no longer renewed; if it still
+// exists it ends (Done, ErrLeaseLost) at its lease deadline.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if err := l.check(); err != nil {
 		return err
@@ -324,32 +188,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.syncLost(); err != nil {
-		return &leaseLostError{name: l.name}
-	}
-	if l.count == 0 {
-		return fmt.Errorf("%w: lock %q", ErrNotHeld, l.name)
-	}
-	if l.count == 1 {
-		l.c.watchdog.remove(l.hold)
-	}
-	// The latest acquisition's fencing token identifies this hold's full
-	// release: a resent call, or an Unlock repeated after an error, uses the
-	// same latch.
-	n, err := l.release(ctx, l.count, l.latchPre+strconv.FormatInt(l.token, 10))
-	if err != nil {
-		return classify(l.name, err)
-	}
-	switch {
-	case n < 0:
-		l.endHold(ErrLeaseLost)
-		return &leaseLostError{name: l.name}
-	case n == 0:
-		l.endHold(ErrNotHeld)
-	default:
-		l.count = int(n)
-	}
-	return nil
+	return l.unlock(ctx)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes one waiter. It
@@ -375,7 +214,7 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err := l.check(); err != nil {
 		return lockState{}, err
 	}
-	res, err := l.c.scripts.run(ctx, scriptLockState, []string{l.name}, l.field).Int64Slice()
+	res, err := l.c.scripts.run(ctx, scriptLockState, []string{l.name}, l.Owner()).Int64Slice()
 	if err != nil {
 		return lockState{}, classify(l.name, err)
 	}
@@ -425,25 +264,18 @@ func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
 // which should refuse a token lower than one it has already seen: a holder
 // whose lease ran out during a pause is refused downstream. 0 before the
 // first acquisition.
-func (l *Lock) Token() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.token
-}
+func (l *Lock) Token() int64 { return l.token.Load() }
 
 // Done returns a channel that is closed when this owner's current hold ends:
-// by its final Unlock, or by losing it (the lease ran out, the key was
-// deleted, the watchdog could not renew it in time, or the client closed).
-// Err then tells which. When the owner holds nothing, the channel of the
-// last hold is returned (closed), or a closed channel.
+// by its final Unlock, or by losing it. A hold with a watchdog lease is
+// found lost when a renewal finds the key gone or held by another owner, or
+// when no renewal was confirmed before its lease deadline; a hold with an
+// explicit lease ends at that lease's deadline; every hold ends when the
+// client closes. Err then tells which. When the owner holds nothing, the
+// channel of the last hold is returned (closed), or a closed channel.
 func (l *Lock) Done() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.hold != nil:
-		return l.hold.done
-	case l.lastHold != nil:
-		return l.lastHold.done
+	if h := l.shown.Load(); h != nil {
+		return h.done
 	}
 	return closedChan
 }
@@ -454,12 +286,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // ErrLeaseLost when it was lost, ErrClientClosed when the client closed, and
 // ErrNotHeld when it was released by Unlock or never taken.
 func (l *Lock) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h := l.hold
-	if h == nil {
-		h = l.lastHold
-	}
+	h := l.shown.Load()
 	if h == nil {
 		return ErrNotHeld
 	}
@@ -473,11 +300,16 @@ func (l *Lock) Err() error {
 // its resources.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	done := l.Done()
+	h := l.shown.Load()
+	if h == nil {
+		cancel(ErrNotHeld)
+		return ctx, func() {}
+	}
 	go func() {
 		select {
-		case <-done:
-			cancel(l.Err())
+		case <-h.done:
+			_, err := h.ended()
+			cancel(err)
 		case <-ctx.Done():
 		}
 	}()

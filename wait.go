@@ -32,7 +32,7 @@ type firstTry struct {
 // message that policy counts as a wake-up, for at most the time try
 // reported, so that a lost message only delays. kind and name name the
 // object in errors. first, when done, is a failed try made before.
-func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (bool, error) {
+func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (ok bool, err error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue
@@ -42,8 +42,14 @@ func (c *Client) await(ctx context.Context, kind, name, channel string, policy w
 	if sub != nil {
 		defer sub.close()
 	}
-	var ok bool
-	var err error
+	// A waiter that leaves without the object wakes the next local one, so
+	// that a wake-up it got is not lost and a waiter that never tried (it
+	// queued) learns the holder's lease by trying. (Runs before close.)
+	defer func() {
+		if !ok && sub != nil {
+			sub.passOn()
+		}
+	}()
 	retry, tried := time.Duration(-1), first.done
 	mustTry := false
 	switch {
@@ -94,10 +100,12 @@ func (c *Client) await(ctx context.Context, kind, name, channel string, policy w
 		return min(retry, left), left > 0
 	}
 	if sub == nil {
-		if sub, err = c.pubsub.subscribe(ctx, channel, policy); err != nil {
+		var fresh *subscription
+		if fresh, err = c.pubsub.subscribe(ctx, channel, policy); err != nil {
 			return false, err
 		}
-		defer sub.close()
+		sub = fresh
+		defer fresh.close()
 		// A message published before Redis confirmed the subscription is
 		// lost: wait for the confirmation, then try again before waiting.
 		d, more := bound(retry)

@@ -20,8 +20,12 @@ type hold struct {
 	slot    int    // hash slot of key, on Cluster
 	done    chan struct{}
 	once    sync.Once
-	err     error       // why the hold ended; written once before done closes
-	timer   *time.Timer // explicit lease: ends the hold at the lease deadline; owned by the Lock's mutex
+	err     error // why the hold ended; written once before done closes
+
+	// Owned by the Lock's mutex.
+	watched  bool        // kept alive by the watchdog
+	timer    *time.Timer // not watched: ends the hold at its lease deadline
+	deadline time.Time   // the timer's deadline
 
 	// Guarded by watchdog.mu.
 	expires time.Time // monotonic lease deadline known to this client
@@ -121,11 +125,20 @@ func (w *watchdog) extend(h *hold, expires time.Time) {
 	w.mu.Unlock()
 }
 
-// remove stops renewing h. Unlock calls it before its release script runs.
+// remove stops renewing h.
 func (w *watchdog) remove(h *hold) {
 	w.mu.Lock()
 	delete(w.holds, h)
 	w.mu.Unlock()
+}
+
+// forget stops renewing h and returns its lease deadline as known here.
+// Unlock calls it before its release script runs.
+func (w *watchdog) forget(h *hold) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.holds, h)
+	return h.expires
 }
 
 // pass is one renewal pass: the calls sent and the holds of each call.
@@ -235,7 +248,7 @@ func (w *watchdog) apply(p *pass) {
 		for k, h := range p.owners[c] {
 			renewed := k < len(res) && res[k] == 1
 			if _, ok := w.holds[h]; !ok {
-				if renewed && h.expired {
+				if renewed && h.expired && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue
@@ -252,6 +265,18 @@ func (w *watchdog) apply(p *pass) {
 	for _, h := range lost {
 		h.end(ErrLeaseLost)
 	}
+}
+
+// tracksField reports whether a live hold of key by field is registered (a
+// handle may have re-acquired under the field of a hold the watchdog gave
+// up on). Caller holds w.mu.
+func (w *watchdog) tracksField(key, field string) bool {
+	for h := range w.holds {
+		if h.key == key && h.field == field {
+			return true
+		}
+	}
+	return false
 }
 
 // expireOverdue ends, with ErrLeaseLost, every hold whose lease deadline has

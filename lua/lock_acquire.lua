@@ -19,21 +19,29 @@
 -- Idempotent per call: when go-redis resends this call after a lost reply, the
 -- hold count is already ARGV[3] + 1 and the script only reports it.
 local pttl = redis.call('pttl', KEYS[1])
-local held = 1
-if pttl == -2 then
-    redis.call('hset', KEYS[1], ARGV[2], 1)
-else
+local held = 0
+if pttl ~= -2 then
     held = tonumber(redis.call('hget', KEYS[1], ARGV[2]) or 0)
     if held == 0 then
         return {0, pttl}
     end
     if held == tonumber(ARGV[3]) + 1 then
+        -- A resend: report it. The expiry is set again, so that a field the
+        -- caller adopts this way always carries the lease it asked for.
+        redis.call('pexpire', KEYS[1], ARGV[1])
         return {held, tonumber(redis.call('get', KEYS[2]) or 0)}
     end
+end
+-- The counter first: if its key has the wrong type, nothing is written.
+local token = redis.call('incr', KEYS[2])
+if held == 0 then
+    held = 1
+    redis.call('hset', KEYS[1], ARGV[2], 1)
+else
     held = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 end
 redis.call('pexpire', KEYS[1], ARGV[1])
 if held == 1 and ARGV[4] ~= '' then
     redis.call(ARGV[4], KEYS[3], ARGV[5])
 end
-return {held, redis.call('incr', KEYS[2])}
+return {held, token}

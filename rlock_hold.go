@@ -1,0 +1,256 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Lock's calls to Redis and the bookkeeping of its hold. Every function
+// here runs with l.mu held.
+
+// newIdentity gives the handle a fresh owner field. A handle whose hold was
+// lost, or whose undo of an acquire failed, takes one, so that a stale field
+// of its old identity that is still in Redis is never taken for its own.
+func (l *Lock) newIdentity() {
+	l.field = l.c.newOwner()
+	l.fieldArg = l.field
+	l.owner.Store(&l.field)
+	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
+	l.relKeys = []string{l.name, l.channel, ""}
+}
+
+// syncLost forgets a hold that ended without Unlock and returns why it
+// ended (nil while it lasts).
+func (l *Lock) syncLost() error {
+	if l.hold == nil {
+		return nil
+	}
+	if ended, err := l.hold.ended(); ended {
+		l.endHold(err)
+		return err
+	}
+	return nil
+}
+
+// endHold ends the current hold with cause err and forgets it; a hold that
+// did not end by Unlock also retires the owner field.
+func (l *Lock) endHold(err error) {
+	h := l.hold
+	l.stopTracking(h)
+	h.end(err)
+	l.count, l.hold = 0, nil
+	if err != ErrNotHeld {
+		l.newIdentity()
+	}
+}
+
+// stopTracking stops the watchdog renewing h and h's lease timer.
+func (l *Lock) stopTracking(h *hold) {
+	if h.timer != nil {
+		h.timer.Stop()
+		h.timer = nil
+	}
+	l.c.watchdog.remove(h)
+}
+
+// endAt makes h end with ErrLeaseLost at deadline (its lease, as known
+// here), for a hold nobody renews.
+func (l *Lock) endAt(h *hold, deadline time.Time) {
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.deadline = deadline
+	h.timer = time.AfterFunc(time.Until(deadline), func() { h.end(ErrLeaseLost) })
+}
+
+// acquire runs the acquire script once. It reports whether the owner holds
+// the lock and, when not, the holder's remaining lease (-1: no expiry). A
+// waiter's acquisition is announced on the channel (see lockWakePolicy).
+func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (bool, time.Duration, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.syncLost()
+	// A re-entry into a watchdog hold keeps the watchdog lease: a shorter
+	// PEXPIRE would let the key expire while the watchdog counts on more.
+	watched := lease == 0 || (l.hold != nil && l.hold.watched)
+	if watched {
+		lease = l.c.opts.WatchdogTimeout
+	}
+	l.lease.set(max(lease.Milliseconds(), 1))
+	lease = time.Duration(l.lease.ms) * time.Millisecond
+	var pub, msg any = "", ""
+	if w.subscribed {
+		pub, msg = "publish", "2"
+		if w.age >= 0 {
+			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
+		}
+	}
+	start := time.Now() // the lease deadline counts from before the send
+	// The hold counts as lost a little before Redis would drop it, so that
+	// the holder hears of it before any other owner can acquire.
+	expires := start.Add(lease - lossMargin(lease))
+	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, l.lease.arg, l.fieldArg, l.count, pub, msg).Int64Slice()
+	if err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			// The script may have run and its reply been lost: undo it.
+			l.compensate(ctx, expires)
+		}
+		return false, 0, classify(l.name, err)
+	}
+	if len(res) != 2 {
+		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
+	}
+	if res[0] == 0 {
+		if res[1] < 0 {
+			return false, -1, nil // held without expiry
+		}
+		return false, time.Duration(res[1]) * time.Millisecond, nil
+	}
+	if l.hold != nil && res[0] == 1 {
+		// We thought we re-entered, but Redis no longer knew the old hold:
+		// it was lost, and this is a new hold under the same field.
+		old := l.hold
+		l.stopTracking(old)
+		old.end(ErrLeaseLost)
+		l.hold = nil
+	}
+	h := l.hold
+	switch {
+	case h == nil:
+		h = newHold(l.name, l.field, l.channel, l.c.slot(l.name))
+		l.hold = h
+		l.shown.Store(h)
+		l.track(ctx, h, watched, expires)
+	case h.watched:
+		l.c.watchdog.extend(h, expires)
+	case watched:
+		// Re-entered with a watchdog lease: the watchdog takes over.
+		l.track(ctx, h, true, expires)
+	default:
+		l.endAt(h, expires) // the new lease replaces the old one, shorter or not
+	}
+	l.count = int(res[0])
+	l.token.Store(res[1])
+	return true, 0, nil
+}
+
+// track starts keeping h: the watchdog renews it, or a timer ends it at its
+// lease deadline. If the client closed meanwhile, the hold just taken is
+// released again and ended with ErrClientClosed.
+func (l *Lock) track(ctx context.Context, h *hold, watched bool, expires time.Time) {
+	if !watched {
+		l.endAt(h, expires)
+		return
+	}
+	if h.timer != nil {
+		h.timer.Stop()
+		h.timer = nil
+	}
+	h.watched = true
+	if !l.c.watchdog.add(h, expires) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
+		defer cancel()
+		_, _ = l.release(cctx, 1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
+		h.end(ErrClientClosed)
+	}
+}
+
+// compensate undoes an acquire whose reply never arrived, if it ran: a
+// release sent with the count the acquire would have produced changes
+// nothing when the acquire did not run. If the undo fails too, a re-entry
+// may have shortened the hold's lease (its timer is moved to the earlier
+// deadline), and a first acquisition may have left a field behind: the
+// handle then takes a new owner field, so that it never adopts it.
+func (l *Lock) compensate(ctx context.Context, expires time.Time) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
+	defer cancel()
+	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
+	switch {
+	case err == nil && n >= 0:
+		l.count = int(n)
+	case l.hold == nil:
+		l.newIdentity()
+	case !l.hold.watched && expires.Before(l.hold.deadline):
+		l.endAt(l.hold, expires)
+	}
+}
+
+// release runs the release script once and returns the new hold count
+// (-1: not held). latch is the key that marks this hold's full release for
+// a resent call; once a full release has returned it is queued for deletion.
+func (l *Lock) release(ctx context.Context, count int, latch string) (int64, error) {
+	if l.lease.arg == nil {
+		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
+	}
+	l.relKeys[2] = latch
+	res, err := l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
+		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, "publish").Int64Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("%w: lock %q: release returned %v", ErrUnexpectedReply, l.name, res)
+	}
+	if res[0] == 0 {
+		l.c.janitor.add(latch)
+		if res[1] > 1 {
+			// Other clients listen: give their waiters the first chance
+			// before this client takes the lock again.
+			l.c.pubsub.yield(l.channel)
+		}
+	}
+	return res[0], nil
+}
+
+// unlock is Unlock with l.mu held.
+func (l *Lock) unlock(ctx context.Context) error {
+	if err := l.syncLost(); err != nil {
+		return &leaseLostError{name: l.name}
+	}
+	if l.count == 0 {
+		return fmt.Errorf("%w: lock %q", ErrNotHeld, l.name)
+	}
+	h := l.hold
+	final := l.count == 1
+	var deadline time.Time
+	if final && h.watched {
+		// Renewal must never outlive Unlock: stop it before the release.
+		deadline = l.c.watchdog.forget(h)
+	}
+	// The latest acquisition's fencing token identifies this hold's full
+	// release: a resent call, or an Unlock repeated after an error, uses the
+	// same latch.
+	n, err := l.release(ctx, l.count, l.latchPre+strconv.FormatInt(l.token.Load(), 10))
+	switch {
+	case err != nil:
+		if final && h.watched {
+			l.endAt(h, deadline) // nobody renews it now: report its end
+		}
+		return classify(l.name, err)
+	case n < 0:
+		l.endHold(ErrLeaseLost)
+		return &leaseLostError{name: l.name}
+	case n == 0:
+		l.endHold(ErrNotHeld)
+	case final:
+		// Redis counted more holds than this owner knew of (a re-entry
+		// whose reply was lost and whose undo failed): the caller meant to
+		// let go, so remove the owner's field altogether.
+		if _, err := l.c.scripts.run(ctx, scriptLockDrop, []string{l.name, l.channel}, l.fieldArg, "publish").Result(); err != nil {
+			if h.watched {
+				l.endAt(h, deadline)
+			}
+			return classify(l.name, err)
+		}
+		l.endHold(ErrNotHeld)
+	default:
+		l.count = int(n)
+	}
+	return nil
+}
