@@ -33,9 +33,10 @@ type Options struct {
 	// (after a lost reply). A full release leaves a small latch key that
 	// expires after it, so that a resent release is recognised; the client
 	// deletes the latch in the background as soon as the release has
-	// returned. Default: derived from the go-redis client's MaxRetries,
-	// timeouts and backoff (about 11s with go-redis defaults), or 30s for
-	// client types it cannot inspect.
+	// returned, so the window only matters when a release failed. Default:
+	// derived from the go-redis client's MaxRetries, timeouts and backoff
+	// (49s with go-redis v9.23's defaults), or 1m for client types it cannot
+	// inspect.
 	RetryWindow time.Duration
 
 	// SubscriptionLinger is how long a channel stays subscribed after its
@@ -105,28 +106,28 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 }
 
 // retryWindow estimates how long go-redis may resend a command after its
-// first send: each retry waits at most a write and a read timeout plus a
-// backoff.
+// first send: each retry may dial, write and read, each up to its timeout,
+// after a backoff.
 func retryWindow(rdb redis.UniversalClient) time.Duration {
 	var retries int
-	var rt, wt, backoff time.Duration
+	var rt, wt, dial, backoff time.Duration
 	switch c := rdb.(type) {
 	case *redis.Client:
 		o := c.Options()
-		retries, rt, wt, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		retries, rt, wt, dial, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.DialTimeout, o.MaxRetryBackoff
 	case *redis.ClusterClient:
 		o := c.Options()
-		retries, rt, wt, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		retries, rt, wt, dial, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.DialTimeout, o.MaxRetryBackoff
 	default:
-		return 30 * time.Second
+		return time.Minute
 	}
 	if retries <= 0 {
 		return time.Second
 	}
 	if rt <= 0 || wt <= 0 {
-		return 30 * time.Second // blocking reads: no bound to derive
+		return time.Minute // blocking reads: no bound to derive
 	}
-	return time.Duration(retries)*(rt+wt+max(backoff, 0)) + time.Second
+	return time.Duration(retries)*(max(dial, 0)+wt+rt+max(backoff, 0)) + time.Second
 }
 
 // Client hands out distributed objects that live in Redis and runs the

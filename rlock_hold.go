@@ -17,9 +17,9 @@ import (
 // lost, or whose undo of an acquire failed, takes one, so that a stale field
 // of its old identity that is still in Redis is never taken for its own.
 func (l *Lock) newIdentity() {
-	l.field = l.c.newOwner()
-	l.fieldArg = l.field
-	l.owner.Store(&l.field)
+	field := l.c.newOwner()
+	l.field, l.fieldArg = field, field
+	l.owner.Store(&field)
 	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
 	l.relKeys = []string{l.name, l.channel, ""}
 }
