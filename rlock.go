@@ -24,6 +24,7 @@ import (
 // holds rather than exclude each other. Do not copy a Lock.
 type Lock struct {
 	c        *Client
+	kind     *lockKind
 	name     string
 	channel  string
 	tokenKey string
@@ -33,7 +34,9 @@ type Lock struct {
 	mu       sync.Mutex // serializes this owner's script calls; guards what follows
 	field    string     // owner field
 	fieldArg any        // field, boxed once for script arguments
+	timeouts string     // read lock: this owner's timeout key prefix
 	acqKeys  []string
+	acqExtra []any    // kind-specific acquire arguments
 	relKeys  []string // [2] is set per call to the hold's latch key
 	count    int      // hold count as last reported by Redis
 	lease    leaseArg // lease of the latest acquisition
@@ -63,26 +66,32 @@ func (a *leaseArg) set(ms int64) {
 // "{order}:42"): Redisson's key naming then keeps every key of the lock in
 // one slot; other such names return ErrInvalidName.
 func (c *Client) GetLock(name string) *Lock {
+	return c.newLock(plainLock, name, prefixName("redisson_lock__channel", name), "")
+}
+
+// newLock returns a handle of the given kind; owner "" takes a new owner.
+func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 	l := &Lock{
 		c:        c,
+		kind:     kind,
 		name:     name,
-		channel:  prefixName("redisson_lock__channel", name),
+		channel:  channel,
 		tokenKey: prefixName("redisson_lock_token", name),
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
 	if c.watchdog.cluster && strings.Contains(name, "{") && hashSlot(name) != hashSlot(l.channel) {
-		l.badName = fmt.Errorf("%w: lock %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, name)
+		l.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, kind.what, name)
 	}
-	l.newIdentity()
+	l.newIdentity(owner)
 	return l
 }
 
 // Name returns the lock's name, the Redis key of its hash.
 func (l *Lock) Name() string { return l.name }
 
-// Owner returns the owner field this handle writes: "<client uuid>:<n>".
-// A handle whose hold was lost takes a new owner number for its next
-// acquisition.
+// Owner returns the owner this handle writes: "<client uuid>:<n>" (a write
+// lock's field adds ":write"). A handle whose hold was lost takes a new owner
+// number for its next acquisition.
 func (l *Lock) Owner() string { return *l.owner.Load() }
 
 func (l *Lock) check() error {
@@ -127,7 +136,7 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 		return false, err
 	}
 	if wait < 0 || lease < 0 {
-		return false, fmt.Errorf("%w: lock %q: wait %v, lease %v", ErrNegativeDuration, l.name, wait, lease)
+		return false, fmt.Errorf("%w: %s %q: wait %v, lease %v", ErrNegativeDuration, l.kind.what, l.name, wait, lease)
 	}
 	return l.tryLock(ctx, wait, lease)
 }
@@ -144,7 +153,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 		}
 		first = firstTry{done: true, retry: retry}
 	}
-	return l.c.await(ctx, "lock", l.name, l.channel, lockWakePolicy, wait, first,
+	return l.c.awaitShared(ctx, l.kind.what, l.name, l.channel, lockWakePolicy, wait, first, l.kind == readLock,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)
 		})
@@ -197,7 +206,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
-	n, err := l.c.scripts.run(ctx, scriptLockForce, []string{l.name, l.channel}, "publish").Int64()
+	n, err := l.c.scripts.run(ctx, l.kind.force, []string{l.name, l.channel}, l.kind.forceArgs...).Int64()
 	if err != nil {
 		return false, classify(l.name, err)
 	}
@@ -214,17 +223,29 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err := l.check(); err != nil {
 		return lockState{}, err
 	}
-	res, err := l.c.scripts.run(ctx, scriptLockState, []string{l.name}, l.Owner()).Int64Slice()
+	field := l.Owner()
+	if l.kind == writeLock {
+		field += ":write"
+	}
+	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, field).Int64Slice()
 	if err != nil {
 		return lockState{}, classify(l.name, err)
 	}
-	if len(res) != 3 {
-		return lockState{}, fmt.Errorf("%w: lock %q: state returned %v", ErrUnexpectedReply, l.name, res)
+	if l.kind == plainLock && len(res) == 3 {
+		return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, nil
 	}
-	return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, nil
+	if l.kind != plainLock && len(res) == 4 {
+		locked := res[0] == 1 // read side: any read hold
+		if l.kind == writeLock {
+			locked = res[1] == 1
+		}
+		return lockState{locked: locked, count: int(res[2]), pttl: res[3]}, nil
+	}
+	return lockState{}, fmt.Errorf("%w: %s %q: state returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
 }
 
-// IsLocked reports whether any owner, in any process, holds the lock.
+// IsLocked reports whether any owner, in any process, holds the lock (for
+// a read-write lock's handles: holds its read side, or its write side).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	s, err := l.state(ctx)
 	return s.locked, err
@@ -253,7 +274,7 @@ func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
 	case !s.locked:
 		return 0, nil
 	case s.pttl < 0:
-		return 0, fmt.Errorf("%w: lock %q has no expiry", ErrUnexpectedReply, l.name)
+		return 0, fmt.Errorf("%w: %s %q has no expiry", ErrUnexpectedReply, l.kind.what, l.name)
 	}
 	return time.Duration(s.pttl) * time.Millisecond, nil
 }

@@ -16,12 +16,25 @@ import (
 // newIdentity gives the handle a fresh owner field. A handle whose hold was
 // lost, or whose undo of an acquire failed, takes one, so that a stale field
 // of its old identity that is still in Redis is never taken for its own.
-func (l *Lock) newIdentity() {
-	field := l.c.newOwner()
-	l.field, l.fieldArg = field, field
-	l.owner.Store(&field)
+func (l *Lock) newIdentity(owner string) {
+	if owner == "" {
+		owner = l.c.newOwner()
+	}
+	l.owner.Store(&owner)
+	l.field = owner
 	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
 	l.relKeys = []string{l.name, l.channel, ""}
+	l.acqExtra = nil
+	switch l.kind {
+	case writeLock:
+		l.field = owner + ":write"
+	case readLock:
+		l.timeouts = suffixName(l.name, owner+":rwlock_timeout")
+		l.acqKeys[1] = l.timeouts
+		l.relKeys = append(l.relKeys, l.timeouts, rwKeyPrefix(l.name))
+		l.acqExtra = []any{owner + ":write"}
+	}
+	l.fieldArg = l.field
 }
 
 // syncLost forgets a hold that ended without Unlock and returns why it
@@ -45,7 +58,7 @@ func (l *Lock) endHold(err error) {
 	h.end(err)
 	l.count, l.hold = 0, nil
 	if err != ErrNotHeld {
-		l.newIdentity()
+		l.newIdentity("")
 	}
 }
 
@@ -84,7 +97,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	l.lease.set(max(lease.Milliseconds(), 1))
 	lease = time.Duration(l.lease.ms) * time.Millisecond
 	var pub, msg any = "", ""
-	if w.subscribed {
+	if w.subscribed && l.kind.announce {
 		pub, msg = "publish", "2"
 		if w.age >= 0 {
 			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
@@ -94,7 +107,8 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	// The hold counts as lost a little before Redis would drop it, so that
 	// the holder hears of it before any other owner can acquire.
 	expires := start.Add(lease - lossMargin(lease))
-	res, err := l.c.scripts.run(ctx, scriptLockAcquire, l.acqKeys, l.lease.arg, l.fieldArg, l.count, pub, msg).Int64Slice()
+	args := append([]any{l.lease.arg, l.fieldArg, l.count, pub, msg}, l.acqExtra...)
+	res, err := l.c.scripts.run(ctx, l.kind.acquire, l.acqKeys, args...).Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {
@@ -104,7 +118,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 		return false, 0, classify(l.name, err)
 	}
 	if len(res) != 2 {
-		return false, 0, fmt.Errorf("%w: lock %q: acquire returned %v", ErrUnexpectedReply, l.name, res)
+		return false, 0, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
 	}
 	if res[0] == 0 {
 		if res[1] < 0 {
@@ -123,7 +137,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	h := l.hold
 	switch {
 	case h == nil:
-		h = newHold(l.name, l.field, l.channel, l.c.slot(l.name))
+		h = l.newHold()
 		l.hold = h
 		l.shown.Store(h)
 		l.track(ctx, h, watched, expires)
@@ -175,7 +189,7 @@ func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 	case err == nil && n >= 0:
 		l.count = int(n)
 	case l.hold == nil:
-		l.newIdentity()
+		l.newIdentity("")
 	case !l.hold.watched && expires.Before(l.hold.deadline):
 		l.endAt(l.hold, expires)
 	}
@@ -189,13 +203,13 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
 	}
 	l.relKeys[2] = latch
-	res, err := l.c.scripts.run(ctx, scriptLockRelease, l.relKeys,
+	res, err := l.c.scripts.run(ctx, l.kind.release, l.relKeys,
 		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, "publish").Int64Slice()
 	if err != nil {
 		return 0, err
 	}
 	if len(res) != 2 {
-		return 0, fmt.Errorf("%w: lock %q: release returned %v", ErrUnexpectedReply, l.name, res)
+		return 0, fmt.Errorf("%w: %s %q: release returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
 	}
 	if res[0] == 0 {
 		l.c.janitor.add(latch)
@@ -206,6 +220,16 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 		}
 	}
 	return res[0], nil
+}
+
+// latchKey names the latch of the current hold's full release: the latest
+// fencing token (unique per acquisition of the name), or for read holds,
+// which take no token, the owner and the hold's number.
+func (l *Lock) latchKey() string {
+	if l.kind == readLock {
+		return l.latchPre + l.field + ":" + strconv.FormatUint(l.hold.seq, 10)
+	}
+	return l.latchPre + strconv.FormatInt(l.token.Load(), 10)
 }
 
 // unlock is Unlock with l.mu held.
@@ -226,7 +250,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 	// The latest acquisition's fencing token identifies this hold's full
 	// release: a resent call, or an Unlock repeated after an error, uses the
 	// same latch.
-	n, err := l.release(ctx, l.count, l.latchPre+strconv.FormatInt(l.token.Load(), 10))
+	n, err := l.release(ctx, l.count, l.latchKey())
 	switch {
 	case err != nil:
 		if final && h.watched {
@@ -241,10 +265,16 @@ func (l *Lock) unlock(ctx context.Context) error {
 	case final:
 		// Redis counted more holds than this owner knew of (a re-entry
 		// whose reply was lost and whose undo failed): the caller meant to
-		// let go, so remove the owner's field altogether.
-		if _, err := l.c.scripts.run(ctx, scriptLockDrop, []string{l.name, l.channel}, l.fieldArg, "publish").Result(); err != nil {
+		// let go, so release those too.
+		for i := 0; n > 0 && i < 64 && err == nil; i++ {
+			n, err = l.release(ctx, int(n), l.latchKey())
+		}
+		if err != nil || n > 0 {
 			if h.watched {
 				l.endAt(h, deadline)
+			}
+			if err == nil {
+				err = fmt.Errorf("%w: %s %q: %d holds left", ErrUnexpectedReply, l.kind.what, l.name, n)
 			}
 			return classify(l.name, err)
 		}

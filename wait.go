@@ -32,13 +32,24 @@ type firstTry struct {
 // message that policy counts as a wake-up, for at most the time try
 // reported, so that a lost message only delays. kind and name name the
 // object in errors. first, when done, is a failed try made before.
-func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (ok bool, err error) {
+func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (bool, error) {
+	return c.awaitShared(ctx, kind, name, channel, policy, wait, first, false, try)
+}
+
+// awaitShared is await for objects that several callers can hold at once
+// when shared is true (read locks): a new caller then never queues behind
+// local waiters or yields before its first try, since it may well get in
+// beside the current holders.
+func (c *Client) awaitShared(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, shared bool, try attempt) (ok bool, err error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue
 	// behind them without a try (one round trip saved, and local order
 	// kept), but always try at least once before giving up.
 	sub, queued, yield := c.pubsub.join(channel)
+	if shared {
+		queued, yield = false, 0
+	}
 	if sub != nil {
 		defer sub.close()
 	}

@@ -18,9 +18,14 @@ type hold struct {
 	field   string // owner field
 	channel string // unlock channel
 	slot    int    // hash slot of key, on Cluster
-	done    chan struct{}
-	once    sync.Once
-	err     error // why the hold ended; written once before done closes
+	seq     uint64 // unique within the client
+	renew   *script
+	drop    *script // nil: a stale field is left to expire
+	// renewArgs are the hold's arguments to renew after the lease.
+	renewArgs []any
+	done      chan struct{}
+	once      sync.Once
+	err       error // why the hold ended; written once before done closes
 
 	// Owned by the Lock's mutex.
 	watched  bool        // kept alive by the watchdog
@@ -191,29 +196,33 @@ func (w *watchdog) startPass(period time.Duration) chan *pass {
 	if len(holds) == 0 && len(stale) == 0 {
 		return nil
 	}
-	if w.cluster {
-		sort.Slice(holds, func(i, j int) bool { return holds[i].slot < holds[j].slot })
-	}
+	// One call renews holds of one script and one slot.
+	sort.Slice(holds, func(i, j int) bool {
+		if holds[i].renew != holds[j].renew {
+			return holds[i].renew.name < holds[j].renew.name
+		}
+		return holds[i].slot < holds[j].slot
+	})
 	p := &pass{}
 	ms := strconv.FormatInt(w.timeout.Milliseconds(), 10)
 	for i := 0; i < len(holds); {
 		j := i + 1
-		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot {
+		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].renew == holds[i].renew {
 			j++
 		}
 		chunk := holds[i:j]
-		cl := &call{s: scriptLockRenew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+len(chunk))}
+		cl := &call{s: chunk[0].renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
 		cl.args[0] = ms
 		for k, h := range chunk {
 			cl.keys[k] = h.key
-			cl.args = append(cl.args, h.field)
+			cl.args = append(cl.args, h.renewArgs...)
 		}
 		p.calls = append(p.calls, cl)
 		p.owners = append(p.owners, chunk)
 		i = j
 	}
 	for _, h := range stale {
-		p.calls = append(p.calls, &call{s: scriptLockDrop, keys: []string{h.key, h.channel}, args: []any{h.field, "publish"}})
+		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, "publish"}})
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1)
@@ -248,7 +257,7 @@ func (w *watchdog) apply(p *pass) {
 		for k, h := range p.owners[c] {
 			renewed := k < len(res) && res[k] == 1
 			if _, ok := w.holds[h]; !ok {
-				if renewed && h.expired && !w.tracksField(h.key, h.field) {
+				if renewed && h.expired && h.drop != nil && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue

@@ -1,0 +1,389 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+)
+
+func TestRWLockReadersShareWriterExcludes(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	r1, r2 := c.GetReadWriteLock(name), c.GetReadWriteLock(name)
+	mustTryLock(t, ctx, r1.ReadLock(), 0, 0)
+	mustTryLock(t, ctx, r2.ReadLock(), 0, 0)
+	w := c.GetReadWriteLock(name)
+	if ok, err := w.WriteLock().TryLock(ctx, 0, 0); ok || err != nil {
+		t.Fatalf("writer while readers hold: %v, %v; want false", ok, err)
+	}
+	if locked, _ := w.ReadLock().IsLocked(ctx); !locked {
+		t.Fatal("ReadLock().IsLocked = false while readers hold")
+	}
+	if locked, _ := w.WriteLock().IsLocked(ctx); locked {
+		t.Fatal("WriteLock().IsLocked = true while only readers hold")
+	}
+	got := make(chan error, 1)
+	go func() {
+		ok, err := w.WriteLock().TryLock(ctx, 20*time.Second, 0)
+		if err == nil && !ok {
+			err = errors.New("writer wait ran out")
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := r1.ReadLock().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("writer got in while a reader still held (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := r2.ReadLock().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	// Now the writer excludes readers and writers.
+	if ok, _ := r1.ReadLock().TryLock(ctx, 0, 0); ok {
+		t.Fatal("reader got in under a writer")
+	}
+	if ok, _ := r1.WriteLock().TryLock(ctx, 0, 0); ok {
+		t.Fatal("second writer got in")
+	}
+	// Readers blocked by the writer are all woken by its unlock.
+	var wg sync.WaitGroup
+	errs := make(chan error, 5)
+	for i := 0; i < 5; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.GetReadWriteLock(name).ReadLock()
+			ok, err := r.TryLock(ctx, 20*time.Second, 0)
+			if err == nil && !ok {
+				err = errors.New("reader wait ran out")
+			}
+			if err == nil {
+				time.Sleep(200 * time.Millisecond) // all five hold at once
+				err = r.Unlock(ctx)
+			}
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := w.WriteLock().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("5 readers holding 200ms each took %v after the writer left: not concurrent", d)
+	}
+}
+
+func TestRWLockDowngradeAndReentrancy(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	me, other := c.GetReadWriteLock(name), c.GetReadWriteLock(name)
+	w, r := me.WriteLock(), me.ReadLock()
+	mustTryLock(t, ctx, w, 0, 0)
+	mustTryLock(t, ctx, w, 0, 0)
+	mustTryLock(t, ctx, r, 0, 0) // the writer may read
+	if n, _ := w.HoldCount(ctx); n != 2 {
+		t.Fatalf("write HoldCount = %d; want 2", n)
+	}
+	if n, _ := r.HoldCount(ctx); n != 1 {
+		t.Fatalf("read HoldCount = %d; want 1", n)
+	}
+	if ok, _ := other.ReadLock().TryLock(ctx, 0, 0); ok {
+		t.Fatal("other owner read under a writer")
+	}
+	if w.Token() == 0 || r.Token() != 0 {
+		t.Fatalf("tokens: write %d (want > 0), read %d (want 0)", w.Token(), r.Token())
+	}
+	w.Unlock(ctx)
+	if err := w.Unlock(ctx); err != nil { // downgrade: still reading
+		t.Fatal(err)
+	}
+	if mode := rdb.HGet(ctx, name, "mode").Val(); mode != "read" {
+		t.Fatalf("mode after downgrade = %q; want read", mode)
+	}
+	mustTryLock(t, ctx, other.ReadLock(), 0, 0)
+	if ok, _ := other.WriteLock().TryLock(ctx, 0, 0); ok {
+		t.Fatal("writer got in while two readers hold")
+	}
+	other.ReadLock().Unlock(ctx)
+	if ok, _ := w.TryLock(ctx, 0, 0); ok {
+		t.Fatal("upgrade from read to write allowed (Redisson refuses it)")
+	}
+	if err := r.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.Exists(ctx, name).Result(); n != 0 {
+		t.Fatalf("lock left after the last unlock: %v", rdb.HGetAll(ctx, name).Val())
+	}
+	if err := r.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("extra read Unlock = %v; want ErrNotHeld", err)
+	}
+	if err := w.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("extra write Unlock = %v; want ErrNotHeld", err)
+	}
+}
+
+// Each read hold has its own lease: the hash lives as long as the longest
+// one, and a writer gets in when the last one ends.
+func TestRWLockReadLeases(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	long := c.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, long, 0, 1500*time.Millisecond) // never unlocked
+	short := c.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, short, 0, 5*time.Second)
+	if err := short.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := long.RemainingLease(ctx); d > 1500*time.Millisecond {
+		t.Fatalf("hash lease %v after the longer reader left; want the remaining reader's (<= 1.5s)", d)
+	}
+	start := time.Now()
+	w := c.GetReadWriteLock(name).WriteLock()
+	mustTryLock(t, ctx, w, 10*time.Second, 0)
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("writer waited %v for a 1.5s read lease", waited)
+	}
+	select {
+	case <-long.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("expired reader not told")
+	}
+	w.Unlock(ctx)
+}
+
+// The watchdog renews read holds (each one's own timeout key) and write
+// holds, and only this client's: a reader of a closed client is not kept
+// alive by another client's renewals.
+func TestRWLockWatchdog(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	const timeout = 600 * time.Millisecond
+	c := newClient(t, rdb, &Options{WatchdogTimeout: timeout})
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	rw := c.GetReadWriteLock(name)
+	mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
+	mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+	mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+	time.Sleep(5 * timeout)
+	for _, l := range []*Lock{rw.WriteLock(), rw.ReadLock()} {
+		if err := l.Err(); err != nil {
+			t.Fatalf("%s lost under the watchdog: %v", l.kind.what, err)
+		}
+	}
+	timeouts := rdb.Keys(ctx, "{"+name+"}:*:rwlock_timeout:*").Val()
+	if len(timeouts) != 2 {
+		t.Fatalf("timeout keys %v; want one per read hold (2)", timeouts)
+	}
+	for _, k := range timeouts {
+		if d := rdb.PTTL(ctx, k).Val(); d <= 0 {
+			t.Fatalf("%s not renewed: PTTL %v", k, d)
+		}
+	}
+	rw.WriteLock().Unlock(ctx)
+	time.Sleep(3 * timeout)
+	if err := rw.ReadLock().Err(); err != nil {
+		t.Fatalf("read hold lost after downgrade: %v", err)
+	}
+	rw.ReadLock().Unlock(ctx)
+	rw.ReadLock().Unlock(ctx)
+	eventually(t, 5*time.Second, "only the fencing counter left", func() bool { return rdb.DBSize(ctx).Val() == 1 })
+
+	// Zombie readers: a client that closed without unlocking is not kept
+	// alive by another client's renewals.
+	zc, err := New(srv.Client(t), &Options{WatchdogTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTryLock(t, ctx, zc.GetReadWriteLock(name).ReadLock(), 0, 0)
+	zc.Close()
+	b := c.GetReadWriteLock(name)
+	mustTryLock(t, ctx, b.ReadLock(), 0, 0)
+	time.Sleep(3 * timeout)
+	if err := b.ReadLock().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustTryLock(t, ctx, b.WriteLock(), 5*time.Second, 0)
+	b.WriteLock().Unlock(ctx)
+}
+
+func TestRWLockForceUnlockByMode(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 10*time.Second)
+	name := uniqueName(t, rdb)
+	rw := c.GetReadWriteLock(name)
+	mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+	if ok, _ := rw.WriteLock().ForceUnlock(ctx); ok {
+		t.Fatal("write ForceUnlock released a read lock")
+	}
+	if ok, _ := rw.ReadLock().ForceUnlock(ctx); !ok {
+		t.Fatal("read ForceUnlock did not release the read lock")
+	}
+	mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
+	if ok, _ := rw.ReadLock().ForceUnlock(ctx); ok {
+		t.Fatal("read ForceUnlock released a write lock")
+	}
+	if ok, _ := rw.WriteLock().ForceUnlock(ctx); !ok {
+		t.Fatal("write ForceUnlock did not release the write lock")
+	}
+}
+
+func TestRWLockBadInputAndCancel(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 10*time.Second)
+	str := uniqueName(t, rdb)
+	rdb.Set(ctx, str, "x", 0)
+	for _, l := range []*Lock{c.GetReadWriteLock(str).ReadLock(), c.GetReadWriteLock(str).WriteLock()} {
+		before := keyState(t, rdb, str)
+		if _, err := l.TryLock(ctx, 0, 0); !errors.Is(err, ErrWrongType) {
+			t.Fatalf("%s on a string: %v; want ErrWrongType", l.kind.what, err)
+		}
+		if _, err := l.IsLocked(ctx); !errors.Is(err, ErrWrongType) {
+			t.Fatalf("%s IsLocked on a string: %v; want ErrWrongType", l.kind.what, err)
+		}
+		if after := keyState(t, rdb, str); after != before {
+			t.Fatalf("Redis changed: %s -> %s", before, after)
+		}
+	}
+	if err := c.GetReadWriteLock("").ReadLock().Lock(ctx); !errors.Is(err, ErrEmptyName) {
+		t.Fatalf("empty name: %v", err)
+	}
+	// A cancelled writer wait leaves no field and no subscription.
+	name := uniqueName(t, rdb)
+	mustTryLock(t, ctx, c.GetReadWriteLock(name).ReadLock(), 0, 0)
+	before := rdb.HGetAll(ctx, name).Val()
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := c.GetReadWriteLock(name).WriteLock().Lock(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled write Lock = %v", err)
+	}
+	if after := rdb.HGetAll(ctx, name).Val(); len(after) != len(before) {
+		t.Fatalf("cancelled writer left a field: %v -> %v", before, after)
+	}
+	channel := prefixName("redisson_rwlock", name)
+	eventually(t, 10*time.Second, "no subscription left", func() bool {
+		return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0
+	})
+}
+
+// Readers and writers from several clients: writers never overlap anything,
+// readers overlap each other.
+func TestRWLockMutualExclusion(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	var mu sync.Mutex
+	readers, writers, maxReaders, writes := 0, 0, 0, 0
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		c := newClient(t, sharedRedis(t), nil)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < 10; r++ {
+					rw := c.GetReadWriteLock(name)
+					if (g+r)%3 == 0 {
+						l := rw.WriteLock()
+						if err := l.Lock(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						if readers != 0 || writers != 0 {
+							t.Errorf("writer entered with %d readers, %d writers", readers, writers)
+						}
+						writers++
+						writes++
+						mu.Unlock()
+						time.Sleep(time.Millisecond)
+						mu.Lock()
+						writers--
+						mu.Unlock()
+						l.Unlock(ctx)
+					} else {
+						l := rw.ReadLock()
+						if err := l.Lock(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						if writers != 0 {
+							t.Errorf("reader entered under a writer")
+						}
+						readers++
+						maxReaders = max(maxReaders, readers)
+						mu.Unlock()
+						time.Sleep(2 * time.Millisecond)
+						mu.Lock()
+						readers--
+						mu.Unlock()
+						l.Unlock(ctx)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	t.Logf("%d writes, up to %d readers at once", writes, maxReaders)
+	if maxReaders < 2 {
+		t.Fatalf("readers never overlapped (max %d)", maxReaders)
+	}
+}
+
+func TestRWLockCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 600 * time.Millisecond})
+	ctx := testCtx(t, 30*time.Second)
+	for i := 0; i < 6; i++ {
+		name := uniqueName(t, rdb) + ":" + strconv.Itoa(i)
+		rw := c.GetReadWriteLock(name)
+		mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
+		mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+		time.Sleep(700 * time.Millisecond)
+		if rw.ReadLock().Err() != nil || rw.WriteLock().Err() != nil {
+			t.Fatalf("%s lost on cluster", name)
+		}
+		if err := rw.WriteLock().Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := rw.ReadLock().Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := rdb.Exists(ctx, name).Result(); n != 0 {
+			t.Fatalf("%s left", name)
+		}
+	}
+	if err := c.GetReadWriteLock("bad{name").ReadLock().Lock(ctx); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("name with an unclosed brace on Cluster: %v; want ErrInvalidName", err)
+	}
+}
