@@ -39,6 +39,12 @@ type Options struct {
 	// inspect.
 	RetryWindow time.Duration
 
+	// FairWaiterTimeout is how long a fair lock waiter may go silent before
+	// it loses its place in the queue; waiters renew their place every third
+	// of it, so a waiter whose process died delays the queue by at most
+	// this. Default 5s. Minimum 30ms.
+	FairWaiterTimeout time.Duration
+
 	// SubscriptionLinger is how long a channel stays subscribed after its
 	// last local waiter left, so that an object contended again soon costs
 	// no SUBSCRIBE/UNSUBSCRIBE. Default 2s.
@@ -56,6 +62,7 @@ const (
 	defaultCleanupTimeout  = 5 * time.Second
 	defaultHealthCheck     = 5 * time.Second
 	defaultLinger          = 2 * time.Second
+	defaultFairWaiter      = 5 * time.Second
 )
 
 func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
@@ -89,6 +96,12 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 		v.RetryWindow = retryWindow(rdb)
 	case v.RetryWindow < time.Millisecond:
 		return bad("RetryWindow", v.RetryWindow)
+	}
+	switch {
+	case v.FairWaiterTimeout == 0:
+		v.FairWaiterTimeout = defaultFairWaiter
+	case v.FairWaiterTimeout < 30*time.Millisecond:
+		return bad("FairWaiterTimeout", v.FairWaiterTimeout)
 	}
 	switch {
 	case v.SubscriptionLinger == 0:

@@ -18,6 +18,10 @@ func TestMain(m *testing.M) {
 		runHolderProcess(spec) // a child process of TestLockHolderKilled
 		return
 	}
+	if spec := os.Getenv(fairWaiterEnv); spec != "" {
+		runFairWaiterProcess(spec) // a child process of TestFairLockDeadWaiter
+		return
+	}
 	redistest.Main(m)
 }
 

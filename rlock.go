@@ -31,16 +31,18 @@ type Lock struct {
 	latchPre string // unlock latch key prefix
 	badName  error  // set when the name cannot work on this topology
 
-	mu       sync.Mutex // serializes this owner's script calls; guards what follows
-	field    string     // owner field
-	fieldArg any        // field, boxed once for script arguments
-	timeouts string     // read lock: this owner's timeout key prefix
-	acqKeys  []string
-	acqExtra []any    // kind-specific acquire arguments
-	relKeys  []string // [2] is set per call to the hold's latch key
-	count    int      // hold count as last reported by Redis
-	lease    leaseArg // lease of the latest acquisition
-	hold     *hold    // current hold, nil when count == 0
+	mu         sync.Mutex // serializes this owner's script calls; guards what follows
+	field      string     // owner field
+	fieldArg   any        // field, boxed once for script arguments
+	timeouts   string     // read lock: this owner's timeout key prefix
+	queueKey   string     // fair lock: the queue
+	timeoutKey string     // fair lock: waiter deadlines
+	acqKeys    []string
+	acqExtra   []any    // kind-specific acquire arguments
+	relKeys    []string // [2] is set per call to the hold's latch key
+	count      int      // hold count as last reported by Redis
+	lease      leaseArg // lease of the latest acquisition
+	hold       *hold    // current hold, nil when count == 0
 
 	// Read without mu, so that they never wait for a call in flight.
 	token atomic.Int64         // fencing token of the latest acquisition
@@ -143,6 +145,9 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 
 // tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if l.kind == fairLock {
+		return l.fairTryLock(ctx, wait, lease)
+	}
 	first := firstTry{}
 	if !l.c.pubsub.listening(l.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
@@ -206,7 +211,11 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
-	n, err := l.c.scripts.run(ctx, l.kind.force, []string{l.name, l.channel}, l.kind.forceArgs...).Int64()
+	keys := []string{l.name, l.channel}
+	if l.kind == fairLock {
+		keys = append(keys, l.queueKey)
+	}
+	n, err := l.c.scripts.run(ctx, l.kind.force, keys, l.kind.forceArgs...).Int64()
 	if err != nil {
 		return false, classify(l.name, err)
 	}

@@ -28,6 +28,12 @@ func (l *Lock) newIdentity(owner string) {
 	switch l.kind {
 	case writeLock:
 		l.field = owner + ":write"
+	case fairLock:
+		l.queueKey = prefixName("redisson_lock_queue", l.name)
+		l.timeoutKey = prefixName("redisson_lock_timeout", l.name)
+		l.acqKeys = append(l.acqKeys, l.queueKey, l.timeoutKey)
+		l.relKeys = append(l.relKeys, l.queueKey, l.timeoutKey)
+		l.acqExtra = []any{l.c.fairWaiterArg()}
 	case readLock:
 		l.timeouts = suffixName(l.name, owner+":rwlock_timeout")
 		l.acqKeys[1] = l.timeouts
@@ -97,7 +103,9 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	l.lease.set(max(lease.Milliseconds(), 1))
 	lease = time.Duration(l.lease.ms) * time.Millisecond
 	var pub, msg any = "", ""
-	if w.subscribed && l.kind.announce {
+	if w.subscribed && l.kind == fairLock {
+		pub = "wait"
+	} else if w.subscribed && l.kind.announce {
 		pub, msg = "publish", "2"
 		if w.age >= 0 {
 			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)

@@ -1,0 +1,269 @@
+package redisson
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// Waiters started one after another, over two clients, get the lock in the
+// order they asked for it.
+func TestFairLockOrder(t *testing.T) {
+	rdb := sharedRedis(t)
+	clients := []*Client{newClient(t, rdb, nil), newClient(t, sharedRedis(t), nil)}
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), prefixName("redisson_lock_queue", name), prefixName("redisson_lock_timeout", name))
+	})
+	holder := clients[0].GetFairLock(name)
+	mustTryLock(t, ctx, holder, 0, 0)
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := clients[i%2].GetFairLock(name)
+			ok, err := l.TryLock(ctx, 30*time.Second, 0)
+			if err != nil || !ok {
+				t.Errorf("waiter %d: %v, %v", i, ok, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			l.Unlock(ctx)
+		}()
+		// Queued before the next one starts.
+		eventually(t, 5*time.Second, "waiter queued", func() bool {
+			n, _ := holder.QueueLength(ctx)
+			return n == int64(i+1)
+		})
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("acquisition order %v; want 0..7", order)
+		}
+	}
+}
+
+// A single attempt never queues, and a waiter that gives up leaves the
+// queue: neither stands in the way afterwards.
+func TestFairLockNoResidue(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), prefixName("redisson_lock_queue", name), prefixName("redisson_lock_timeout", name))
+	})
+	holder := c.GetFairLock(name)
+	mustTryLock(t, ctx, holder, 0, 0)
+	if ok, _ := c.GetFairLock(name).TryLock(ctx, 0, 0); ok {
+		t.Fatal("TryLock(0) got a held fair lock")
+	}
+	if ok, err := c.GetFairLock(name).TryLock(ctx, 200*time.Millisecond, 0); ok || err != nil {
+		t.Fatalf("TryLock(200ms) = %v, %v; want false", ok, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := c.GetFairLock(name).Lock(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock with expiring ctx = %v", err)
+	}
+	if n, _ := holder.QueueLength(ctx); n != 0 {
+		t.Fatalf("queue holds %d after the waiters left", n)
+	}
+	if n := rdb.ZCard(ctx, prefixName("redisson_lock_timeout", name)).Val(); n != 0 {
+		t.Fatalf("timeout set holds %d", n)
+	}
+	holder.Unlock(ctx)
+	mustTryLock(t, ctx, c.GetFairLock(name), 0, 0)
+}
+
+const fairWaiterEnv = "REDISSON_TEST_FAIR_WAITER"
+
+// runFairWaiterProcess joins the queue of the fair lock named in spec
+// ("addr|name"), says QUEUED, and waits to be killed.
+func runFairWaiterProcess(spec string) {
+	addr, name, _ := strings.Cut(spec, "|")
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	c, err := New(rdb, &Options{FairWaiterTimeout: time.Second})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	go func() {
+		for {
+			if n, _ := rdb.LLen(context.Background(), prefixName("redisson_lock_queue", name)).Result(); n > 0 {
+				fmt.Println("QUEUED")
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_ = c.GetFairLock(name).Lock(context.Background())
+	time.Sleep(time.Hour)
+}
+
+// A waiter whose process was killed delays the queue by at most the waiter
+// timeout (1s here), not Redisson's five minutes.
+func TestFairLockDeadWaiter(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, &Options{FairWaiterTimeout: time.Second})
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), prefixName("redisson_lock_queue", name), prefixName("redisson_lock_timeout", name))
+	})
+	holder := c.GetFairLock(name)
+	mustTryLock(t, ctx, holder, 0, 0)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fairWaiterEnv+"="+redistest.Shared(t).Addr()+"|"+name)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); strings.TrimSpace(line) != "QUEUED" {
+		t.Fatalf("waiter process said %q", line)
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		l := c.GetFairLock(name)
+		if ok, err := l.TryLock(ctx, 30*time.Second, 0); err != nil || !ok {
+			t.Errorf("live waiter: %v, %v", ok, err)
+			got <- time.Time{}
+			return
+		}
+		got <- time.Now()
+		l.Unlock(ctx)
+	}()
+	eventually(t, 5*time.Second, "two waiters queued", func() bool {
+		n, _ := holder.QueueLength(ctx)
+		return n == 2
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := <-got
+	if at.IsZero() {
+		t.FailNow()
+	}
+	if waited := at.Sub(killed); waited > 5*time.Second {
+		t.Fatalf("live waiter got the lock %v after the dead one was killed; want about the 1s waiter timeout", waited)
+	} else {
+		t.Logf("dead waiter cost %v", waited)
+	}
+}
+
+func TestFairLockCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for i := 0; i < 5; i++ {
+		name := uniqueName(t, rdb) + fmt.Sprint(":", i)
+		h := c.GetFairLock(name)
+		mustTryLock(t, ctx, h, 0, 0)
+		done := make(chan error, 1)
+		go func() {
+			w := c.GetFairLock(name)
+			ok, err := w.TryLock(ctx, 10*time.Second, 0)
+			if err == nil && !ok {
+				err = errors.New("wait ran out")
+			}
+			if err == nil {
+				err = w.Unlock(ctx)
+			}
+			done <- err
+		}()
+		eventually(t, 5*time.Second, "queued", func() bool { n, _ := h.QueueLength(ctx); return n == 1 })
+		h.Unlock(ctx)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFairVsLock: one hot lock, 8 goroutines over 4 clients, 20 ms
+// holds, the fair lock and the plain lock side by side: wait p50/p99 (ideal
+// FIFO: 7 x 20 ms = 140 ms), releaser re-acquisitions, acquisitions.
+func BenchmarkFairVsLock(b *testing.B) {
+	srv := redistest.Start(b)
+	for _, kind := range []string{"fair", "lock"} {
+		b.Run(kind, func(b *testing.B) {
+			var clients []*Client
+			for i := 0; i < 4; i++ {
+				clients = append(clients, newClient(b, srv.Client(b), nil))
+			}
+			ctx := context.Background()
+			get := func(c *Client) *Lock {
+				if kind == "fair" {
+					return c.GetFairLock("bench:fair")
+				}
+				return c.GetLock("bench:fair")
+			}
+			var mu sync.Mutex
+			var waits []time.Duration
+			last, reacq, total := -1, 0, 0
+			stop := time.Now().Add(2 * time.Second)
+			var wg sync.WaitGroup
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for time.Now().Before(stop) {
+						l := get(clients[g%4])
+						start := time.Now()
+						if err := l.Lock(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						waits = append(waits, time.Since(start))
+						if last == g {
+							reacq++
+						}
+						last = g
+						total++
+						mu.Unlock()
+						time.Sleep(20 * time.Millisecond)
+						l.Unlock(ctx)
+					}
+				}()
+			}
+			wg.Wait()
+			sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+			b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "wait-p50-ms")
+			b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds())/1000, "wait-p99-ms")
+			b.ReportMetric(float64(reacq)/float64(total), "reacquire-rate")
+			b.ReportMetric(float64(total), "acquisitions")
+		})
+	}
+}

@@ -1,0 +1,47 @@
+-- fair_release: drop one hold of a Redisson-compatible fair lock; the last one
+-- deletes the lock and wakes the first live waiter on its own channel.
+--
+-- KEYS[1]  lock hash
+-- KEYS[2]  channel prefix redisson_lock__channel:{name}; a waiter listens on
+--          "<prefix>:<owner>"
+-- KEYS[3]  unlock latch of this hold (see lock_release.lua)
+-- KEYS[4]  queue redisson_lock_queue:{name}
+-- KEYS[5]  zset redisson_lock_timeout:{name}
+-- ARGV[1]  owner field
+-- ARGV[2]  the hold count the owner had before this call (>= 1)
+-- ARGV[3]  lease in ms to keep on the hash when holds remain
+-- ARGV[4]  latch lifetime in ms
+-- ARGV[5]  publish command
+--
+-- Returns {count, receivers} as lock_release.
+local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
+if held == 0 then
+    if redis.call('exists', KEYS[3]) == 1 then
+        return {0, 0}
+    end
+    return {-1, 0}
+end
+if held == tonumber(ARGV[2]) - 1 then
+    return {held, 0}
+end
+if held > 1 then
+    held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
+    redis.call('pexpire', KEYS[1], ARGV[3])
+    return {held, 0}
+end
+redis.call('del', KEYS[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+while true do
+    local head = redis.call('lindex', KEYS[4], 0)
+    if not head then
+        return {0, 0}
+    end
+    local deadline = tonumber(redis.call('zscore', KEYS[5], head))
+    if deadline ~= nil and deadline > now then
+        return {0, redis.call(ARGV[5], KEYS[2] .. ':' .. head, 0)}
+    end
+    redis.call('lpop', KEYS[4])
+    redis.call('zrem', KEYS[5], head)
+end
