@@ -89,3 +89,65 @@ func ExampleClient_GetLock() {
 	// true true false 2
 	// true
 }
+
+// Many readers at once, one writer at a time; the writer may read too and
+// downgrade by releasing the write lock.
+func ExampleReadWriteLock() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	cache := client.GetReadWriteLock("catalog")
+	if err := cache.WriteLock().Lock(ctx); err != nil {
+		panic(err)
+	}
+	// ... rebuild the catalog, then keep reading it while others may read too:
+	_ = cache.ReadLock().Lock(ctx)
+	_ = cache.WriteLock().Unlock(ctx) // downgrade
+
+	reader := client.GetReadWriteLock("catalog").ReadLock()
+	ok, _ := reader.TryLock(ctx, 0, 0)
+	fmt.Println("another reader got in:", ok)
+	_ = reader.Unlock(ctx)
+	_ = cache.ReadLock().Unlock(ctx)
+	// Output: another reader got in: true
+}
+
+// A fair lock is granted in request order across processes.
+func ExampleClient_GetFairLock() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	lock := client.GetFairLock("payments")
+	if err := lock.Lock(ctx); err != nil {
+		panic(err)
+	}
+	n, _ := lock.QueueLength(ctx)
+	fmt.Println("waiting behind me:", n)
+	_ = lock.Unlock(ctx)
+	// Output: waiting behind me: 0
+}
+
+// A MultiLock holds all its locks or none; a RedLock holds a majority of
+// locks on independent masters.
+func ExampleNewMultiLock() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	transfer := redisson.NewMultiLock(client.GetLock("account:1"), client.GetLock("account:2"))
+	ok, err := transfer.TryLock(ctx, time.Second, 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ok, transfer.Held())
+	_ = transfer.Unlock(ctx)
+	// Output: true 2
+}
