@@ -45,12 +45,17 @@ var (
 		forceArgs: []any{"write", "publish", "1"},
 		state:     scriptRWState,
 		renew:     scriptLockRenew,
-		drop:      scriptLockDrop,
+		drop:      mustScript("rw_write_drop"),
 		announce:  true,
 	}
 	scriptRWForce = mustScript("rw_force_unlock")
 	scriptRWState = mustScript("rw_state")
 )
+
+// sharedOwner reports whether the kind's handles come in pairs sharing one
+// owner (the two sides of a read-write lock): such a handle keeps its owner
+// after a lost hold, or the pair would no longer be one owner.
+func (k *lockKind) sharedOwner() bool { return k == readLock || k == writeLock }
 
 // rwKeyPrefix is the prefix of every owner's read-hold timeout keys,
 // "{name}" (or name itself when it has braces), as Redisson builds them.

@@ -15,7 +15,10 @@ import (
 
 // newIdentity gives the handle a fresh owner field. A handle whose hold was
 // lost, or whose undo of an acquire failed, takes one, so that a stale field
-// of its old identity that is still in Redis is never taken for its own.
+// of its old identity that is still in Redis is never taken for its own
+// (except the two sides of a read-write lock, which must stay one owner: a
+// stale field of theirs is adopted by the acquire script's resend path,
+// which gives it the lease asked for).
 func (l *Lock) newIdentity(owner string) {
 	if owner == "" {
 		owner = l.c.newOwner()
@@ -63,7 +66,7 @@ func (l *Lock) endHold(err error) {
 	l.stopTracking(h)
 	h.end(err)
 	l.count, l.hold = 0, nil
-	if err != ErrNotHeld {
+	if err != ErrNotHeld && !l.kind.sharedOwner() {
 		l.newIdentity("")
 	}
 }
@@ -196,7 +199,7 @@ func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 	switch {
 	case err == nil && n >= 0:
 		l.count = int(n)
-	case l.hold == nil:
+	case l.hold == nil && !l.kind.sharedOwner():
 		l.newIdentity("")
 	case !l.hold.watched && expires.Before(l.hold.deadline):
 		l.endAt(l.hold, expires)
