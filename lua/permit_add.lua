@@ -1,0 +1,30 @@
+-- permit_add: add permits to (or, negative, take them from) a
+-- Redisson-compatible RPermitExpirableSemaphore.
+--
+-- KEYS[1]  available permits (string; missing = 0; may become negative)
+-- KEYS[2]  channel redisson_sc:{name}: the new count is published when
+--          permits were added
+-- KEYS[3]  latch of this call (redisson_permit_latch:{name}:<client>:<n>),
+--          holding its result, so that the call resent after a lost reply
+--          adds nothing twice; lives for the retry window at most
+-- ARGV[1]  permits to add, negative to remove
+-- ARGV[2]  publish command ('publish' or 'spublish')
+-- ARGV[3]  latch lifetime in ms
+--
+-- Returns the new number of available permits. Unlike Redisson's SET, INCRBY
+-- keeps a TTL the key may have. A key of the wrong type, or a string that is
+-- not an integer, fails the script before anything is written.
+local raw = redis.call('get', KEYS[1])
+if raw and not string.match(raw, '^%-?%d+$') then
+    return redis.error_reply('WRONGTYPE semaphore permits are not an integer')
+end
+local done = redis.call('get', KEYS[3])
+if done then
+    return tonumber(done)
+end
+local available = redis.call('incrby', KEYS[1], ARGV[1])
+if tonumber(ARGV[1]) > 0 then
+    redis.call(ARGV[2], KEYS[2], available)
+end
+redis.call('set', KEYS[3], available, 'px', ARGV[3])
+return available

@@ -1,0 +1,419 @@
+package redisson
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Errors of PermitExpirableSemaphore (a negative count given to TrySetPermits
+// is ErrInvalidPermits, as for the Semaphore).
+var (
+	// ErrUnknownPermit is returned by PermitExpirableSemaphore.Release for a
+	// permit id that is not held: never issued (or not 32 hex digits),
+	// already released, or whose lease ended. Redis is left unchanged, apart
+	// from the return of permits whose lease ended, which every call makes.
+	ErrUnknownPermit = errors.New("redisson: permit unknown, already released or expired")
+)
+
+var (
+	scriptPermitAcquire   = mustScript("permit_acquire")
+	scriptPermitRelease   = mustScript("permit_release")
+	scriptPermitUpdate    = mustScript("permit_update")
+	scriptPermitAvailable = mustScript("permit_available")
+	scriptPermitSet       = mustScript("permit_set")
+	scriptPermitAdd       = mustScript("permit_add")
+)
+
+// PermitExpirableSemaphore is a distributed counting semaphore whose permits
+// are identified and may carry a lease, wire-compatible with Redisson's
+// RPermitExpirableSemaphore: the available count is a string at the
+// semaphore's name, held permits are members of the sorted set
+// {name}:timeout (the 16 raw bytes of the permit id, scored with the
+// absolute expiry in milliseconds since the epoch, or 922337203685477 for a
+// permit that never expires), and the channel redisson_sc:{name} carries the
+// new available count when permits come back.
+//
+// A permit whose lease ends returns to the pool by itself, so the permits
+// of a crashed holder are not lost; a waiter wakes when the nearest lease
+// ends, not at its own timeout.
+//
+// Clock: expiry is decided on the Redis server's clock (TIME inside the
+// scripts, which needs Redis 5 or later), never on this process's, so client
+// clock skew cannot end a lease early or late. Redisson clients use their
+// own wall clock instead; the scores are absolute epoch milliseconds either
+// way, so Go and Java clients agree as long as their clocks and the server's
+// are synchronised: a Java client whose clock runs d ahead of the server
+// reclaims permits d early, and its own permits last d longer for Go
+// clients.
+//
+// A PermitExpirableSemaphore is safe for concurrent use and holds no state
+// of its own: permits belong to whoever has their id, not to a handle.
+type PermitExpirableSemaphore struct {
+	c        *Client
+	name     string
+	keys     []string // [name, timeout zset, channel]; never modified
+	channel  string
+	latchPre string
+	badName  error
+}
+
+const (
+	permitKind = "permit semaphore"
+	// permitNoExpiry is Redisson's score of a permit that never expires.
+	permitNoExpiry = 922337203685477
+)
+
+// GetPermitExpirableSemaphore returns the semaphore called name. It does no
+// I/O; an empty name makes every method return ErrEmptyName. On Redis
+// Cluster a name containing '{' must carry a complete hash tag (as in
+// "{pool}:db"), so that the semaphore's keys share one slot; other such
+// names return ErrInvalidName.
+func (c *Client) GetPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
+	s := &PermitExpirableSemaphore{
+		c:        c,
+		name:     name,
+		channel:  prefixName("redisson_sc", name),
+		latchPre: prefixName("redisson_permit_latch", name) + ":" + c.id + ":",
+	}
+	s.keys = []string{name, suffixName(name, "timeout"), s.channel}
+	if c.watchdog.cluster && strings.Contains(name, "{") &&
+		(hashSlot(name) != hashSlot(s.keys[1]) || hashSlot(name) != hashSlot(s.channel)) {
+		s.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, permitKind, name)
+	}
+	return s
+}
+
+// Name returns the semaphore's name, the Redis key of its available count.
+func (s *PermitExpirableSemaphore) Name() string { return s.name }
+
+func (s *PermitExpirableSemaphore) check() error {
+	switch {
+	case s.name == "":
+		return ErrEmptyName
+	case s.badName != nil:
+		return s.badName
+	case s.c.closed.Load():
+		return ErrClientClosed
+	}
+	return nil
+}
+
+// wrap names the semaphore in err; WRONGTYPE replies match ErrWrongType.
+func (s *PermitExpirableSemaphore) wrap(err error) error {
+	err = classify(s.name, err)
+	if err == nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrClientClosed) {
+		return err
+	}
+	return fmt.Errorf("redisson: %s %q: %w", permitKind, s.name, err)
+}
+
+// latch returns a latch key unique to one call: a script that changes the
+// count sets it, so that the same call resent by go-redis after a lost reply
+// is recognised (see the scripts).
+func (s *PermitExpirableSemaphore) latch() string { return s.latchPre + s.c.newRequest() }
+
+// returned queues the latch of a call that has returned for deletion, when
+// the call set it or may have: go-redis will not resend the call now.
+func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
+	var rerr redis.Error
+	if set || (err != nil && !errors.As(err, &rerr)) {
+		s.c.janitor.add(latch)
+	}
+}
+
+// TrySetPermits sets the number of available permits to n if it was never
+// set, and reports whether it did so; a set count is left alone. It returns
+// ErrInvalidPermits for n < 0, ErrWrongType when the key holds another
+// Redis type, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
+// error. A call resent by go-redis after a lost reply reports its first
+// result.
+func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	if n < 0 {
+		return false, fmt.Errorf("%w: %s %q: %d", ErrInvalidPermits, permitKind, s.name, n)
+	}
+	latch := s.latch()
+	ok, err := s.c.scripts.run(ctx, scriptPermitSet, []string{s.name, s.channel, latch},
+		n, "publish", s.c.retryWindowArg).Int64()
+	s.returned(latch, ok == 1, err)
+	return ok == 1, s.wrap(err)
+}
+
+// AddPermits adds n permits to the available count, or removes -n of them
+// when n is negative (the count may then drop below zero, as in Redisson,
+// and acquisitions wait until releases bring it above). Adding wakes up to
+// n waiters. It returns the new available count, and ErrWrongType when the
+// key holds another Redis type or a string that is not an integer,
+// ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error. A call
+// resent by go-redis after a lost reply adds once.
+func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	latch := s.latch()
+	v, err := s.c.scripts.run(ctx, scriptPermitAdd, []string{s.name, s.channel, latch},
+		n, "publish", s.c.retryWindowArg).Int64()
+	s.returned(latch, err == nil, err)
+	return v, s.wrap(err)
+}
+
+// AvailablePermits returns the number of permits that can be acquired now
+// (0 when the semaphore was never set; negative after AddPermits took more
+// than were available). Permits whose lease ended are counted as available
+// again first, and waiters are told. It returns ErrWrongType, ErrEmptyName,
+// ErrInvalidName, ErrClientClosed, or a Redis error.
+func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	available, _, err := s.counts(ctx)
+	return available, err
+}
+
+// AcquiredPermits returns the number of permits held now, by any client
+// (permits whose lease ended are counted as available again first). It
+// returns ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
+// Redis error.
+func (s *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	_, held, err := s.counts(ctx)
+	return held, err
+}
+
+// counts returns the available and the held permits.
+func (s *PermitExpirableSemaphore) counts(ctx context.Context) (available, held int64, err error) {
+	res, err := s.c.scripts.run(ctx, scriptPermitAvailable, s.keys, "publish").Int64Slice()
+	if err != nil {
+		return 0, 0, s.wrap(err)
+	}
+	if len(res) != 2 {
+		return 0, 0, fmt.Errorf("%w: %s %q: available returned %v", ErrUnexpectedReply, permitKind, s.name, res)
+	}
+	return res[0], res[1], nil
+}
+
+// Delete deletes the semaphore's keys, its count and its held permits, and
+// reports whether there was anything to delete (a Delete resent by go-redis
+// after a lost reply reports false). Held permit ids become unknown; waiters
+// wait until permits are set or added again. It returns ErrEmptyName,
+// ErrInvalidName, ErrClientClosed, or a Redis error.
+func (s *PermitExpirableSemaphore) Delete(ctx context.Context) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	n, err := s.c.rdb.Del(ctx, s.keys[0], s.keys[1]).Result()
+	return n > 0, s.wrap(err)
+}
+
+// newPermitID returns 16 random bytes, the raw form of a permit id.
+func newPermitID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand crashes the program instead)
+	return string(b[:])
+}
+
+// parsePermitID turns a permit id as shown to users (32 hex digits) into
+// its raw form.
+func parsePermitID(id string) (string, bool) {
+	if len(id) != 32 {
+		return "", false
+	}
+	b, err := hex.DecodeString(id)
+	return string(b), err == nil
+}
+
+// leaseMs is lease as a script argument: whole ms, at least 1; 0 = never
+// expires.
+func leaseMs(lease time.Duration) int64 {
+	if lease == 0 {
+		return 0
+	}
+	return max(lease.Milliseconds(), 1)
+}
+
+// permitWakePolicy: every message is the new number of available permits v
+// (Redisson's format); it wakes up to v local waiters.
+func permitWakePolicy(payload string) wake {
+	v, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil || v <= 0 {
+		return wake{ignored: true}
+	}
+	return wake{n: int(min(v, math.MaxInt32))}
+}
+
+// Acquire waits until it holds a permit or ctx ends, and returns the
+// permit's id (32 lowercase hex digits, as Redisson shows them). lease > 0
+// is the permit's lease, after which it returns to the pool by itself unless
+// released or extended first; lease == 0 makes a permit that is held until
+// Release. It returns ErrNegativeDuration for a negative lease; ctx.Err()
+// (wrapped) when ctx ends first, leaving no permit of this call and no
+// subscription behind; ErrWrongType, ErrEmptyName, ErrInvalidName,
+// ErrClientClosed, or a Redis error otherwise.
+func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (string, error) {
+	if err := s.check(); err != nil {
+		return "", err
+	}
+	if lease < 0 {
+		return "", fmt.Errorf("%w: %s %q: lease %v", ErrNegativeDuration, permitKind, s.name, lease)
+	}
+	id, _, err := s.tryAcquire(ctx, -1, lease)
+	return id, err
+}
+
+// TryAcquire tries to take a permit for up to wait and returns its id and
+// true when it did; "", false, nil when the wait ran out. wait == 0 makes a
+// single attempt. lease is as for Acquire. While it waits it wakes when
+// another client releases or adds permits, and when the nearest lease of a
+// held permit ends. It returns ErrNegativeDuration for a negative wait or
+// lease; ctx.Err() (wrapped) when ctx ends first; ErrWrongType,
+// ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error
+// otherwise. An error leaves no permit of this call behind: an acquire whose
+// reply was lost is undone (when Redis cannot be reached to undo it, a
+// permit with a lease returns when its lease ends; one without a lease stays
+// taken).
+//
+// A call resent by go-redis after a lost reply takes one permit, not two:
+// the id is chosen before the first send and a resend finds it held.
+func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (string, bool, error) {
+	if err := s.check(); err != nil {
+		return "", false, err
+	}
+	if wait < 0 || lease < 0 {
+		return "", false, fmt.Errorf("%w: %s %q: wait %v, lease %v", ErrNegativeDuration, permitKind, s.name, wait, lease)
+	}
+	return s.tryAcquire(ctx, wait, lease)
+}
+
+// tryAcquire takes a permit, waiting up to wait (wait < 0: until ctx ends).
+func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease time.Duration) (string, bool, error) {
+	id, ms := newPermitID(), leaseMs(lease)
+	try := func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
+		return s.acquire(ctx, id, ms)
+	}
+	first := firstTry{}
+	if !s.c.pubsub.listening(s.channel) {
+		// Nobody here waits on this semaphore: a plain first try, without
+		// a subscription.
+		ok, retry, err := try(ctx, waiting{})
+		if err != nil || ok || wait == 0 {
+			return permitHex(id, ok), ok, err
+		}
+		first = firstTry{done: true, retry: retry}
+	}
+	ok, err := s.c.await(ctx, permitKind, s.name, s.channel, permitWakePolicy, wait, first, try)
+	return permitHex(id, ok), ok, err
+}
+
+func permitHex(raw string, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return hex.EncodeToString([]byte(raw))
+}
+
+// acquire runs the acquire script once. It reports whether the permit id is
+// held and, when not, how long until the nearest lease ends (-1: none ends).
+func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, leaseMs int64) (bool, time.Duration, error) {
+	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, "publish").Int64Slice()
+	if err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			// The script may have run and its reply been lost: undo it.
+			s.compensate(ctx, id)
+		}
+		return false, 0, s.wrap(err)
+	}
+	switch {
+	case len(res) != 2:
+		return false, 0, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, permitKind, s.name, res)
+	case res[0] == 1:
+		return true, 0, nil
+	case res[1] < 0:
+		return false, -1, nil
+	}
+	return false, time.Duration(res[1]) * time.Millisecond, nil
+}
+
+// compensate releases id, in case an acquire whose outcome is unknown took
+// it, within the client's CleanupTimeout.
+func (s *PermitExpirableSemaphore) compensate(ctx context.Context, id string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.c.opts.CleanupTimeout)
+	defer cancel()
+	_, _ = s.release(cctx, id)
+}
+
+// Release returns the permit called permitID to the pool and wakes a
+// waiter. It returns ErrUnknownPermit when that permit is not held: never
+// issued, already released, or its lease ended (its permit then already
+// came back to the pool); Redis is left unchanged. It returns ErrWrongType,
+// ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error otherwise.
+// Release still runs when ctx is already cancelled, within the client's
+// CleanupTimeout. A call resent by go-redis after a lost reply reports the
+// first run's success; a second Release of the same id is ErrUnknownPermit.
+func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	raw, ok := parsePermitID(permitID)
+	if !ok {
+		return fmt.Errorf("%w: %s %q: permit %q is not 32 hex digits", ErrUnknownPermit, permitKind, s.name, permitID)
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), s.c.opts.CleanupTimeout)
+		defer cancel()
+	}
+	released, err := s.release(ctx, raw)
+	switch {
+	case err != nil:
+		return s.wrap(err)
+	case !released:
+		return fmt.Errorf("%w: %s %q: permit %s", ErrUnknownPermit, permitKind, s.name, permitID)
+	}
+	return nil
+}
+
+// release runs the release script once with a fresh latch and reports
+// whether the permit was held.
+func (s *PermitExpirableSemaphore) release(ctx context.Context, raw string) (bool, error) {
+	latch := s.latch()
+	n, err := s.c.scripts.run(ctx, scriptPermitRelease, []string{s.keys[0], s.keys[1], s.channel, latch},
+		raw, s.c.retryWindowArg, "publish").Int64()
+	s.returned(latch, n == 1, err)
+	return n == 1, err
+}
+
+// UpdateLease sets the lease of the held permit called permitID to lease,
+// counted from now (lease == 0: the permit no longer expires), and reports
+// whether the permit was held; false, nil for a permit that is not held
+// (never issued, released, or its lease already ended), as Redisson's
+// updateLeaseTime. It returns ErrNegativeDuration for a negative lease;
+// ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
+// error otherwise.
+func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID string, lease time.Duration) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	if lease < 0 {
+		return false, fmt.Errorf("%w: %s %q: lease %v", ErrNegativeDuration, permitKind, s.name, lease)
+	}
+	raw, ok := parsePermitID(permitID)
+	if !ok {
+		return false, nil
+	}
+	n, err := s.c.scripts.run(ctx, scriptPermitUpdate, s.keys, raw, leaseMs(lease), "publish").Int64()
+	return n == 1, s.wrap(err)
+}
