@@ -199,3 +199,65 @@ func TestMultiLockBadInput(t *testing.T) {
 		t.Fatalf("empty name: %v", err)
 	}
 }
+
+// A MultiLock whose context ends while it waits leaves none of its locks
+// held; on a cluster its locks may live in any slot.
+func TestMultiLockCancelAndCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	names := []string{uniqueName(t, rdb) + ":a", uniqueName(t, rdb) + ":b", uniqueName(t, rdb) + ":c"}
+	blocker := c.GetLock(names[2])
+	mustTryLock(t, ctx, blocker, 0, 0)
+	m := NewMultiLock(c.GetLock(names[0]), c.GetLock(names[1]), c.GetLock(names[2]))
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := m.Lock(cctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock with an expiring context = %v; want DeadlineExceeded", err)
+	}
+	for _, n := range names[:2] {
+		if rdb.Exists(ctx, n).Val() != 0 {
+			t.Fatalf("%s left held by a cancelled MultiLock", n)
+		}
+	}
+	blocker.Unlock(ctx)
+	if ok, err := m.TryLock(ctx, 5*time.Second, 0); !ok || err != nil {
+		t.Fatalf("TryLock on cluster = %v, %v", ok, err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkMultiLockUncontended: TryLock+Unlock of a set of three locks
+// (six script round trips) and of a fair lock (two).
+func BenchmarkMultiLockUncontended(b *testing.B) {
+	srv := redistest.Start(b)
+	c := newClient(b, srv.Client(b), nil)
+	ctx := context.Background()
+	b.Run("multi3", func(b *testing.B) {
+		m := NewMultiLock(c.GetLock("bm:a"), c.GetLock("bm:b"), c.GetLock("bm:c"))
+		b.ReportAllocs()
+		for b.Loop() {
+			if ok, err := m.TryLock(ctx, 0, 0); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+			if err := m.Unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fair", func(b *testing.B) {
+		l := c.GetFairLock("bm:fair")
+		b.ReportAllocs()
+		for b.Loop() {
+			if ok, err := l.TryLock(ctx, 0, 0); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+			if err := l.Unlock(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
