@@ -29,18 +29,20 @@ var scriptFairLeave = mustScript("fair_leave")
 // per waiter, redisson_lock__channel:{name}:<owner>, on which the release
 // wakes only the first waiter.
 //
-// A waiter joins the queue on its first blocking attempt and renews its
-// place every third of Options.FairWaiterTimeout while it waits; one that
-// stops (its process died) is dropped once that timeout passes, so a dead
-// waiter delays the queue by at most FairWaiterTimeout (5s by default),
-// where Redisson waits up to five minutes. A single attempt (wait == 0)
-// never queues. A waiter that gives up leaves the queue at once. Time is
-// read from the Redis server.
-//
-// With Java clients in the same queue: Redisson shortens every waiter's
-// deadline by its wait timeout when it acquires, so a Go waiter may then be
-// dropped and rejoin at the back on its next renewal; order among Go
-// waiters, and exclusion, are unaffected.
+// A waiter joins the queue on its first blocking attempt and confirms it is
+// alive every third of Options.FairWaiterTimeout while it waits (in the
+// zset redisson_lock_alive:{name}, which Redisson does not read); one that
+// stops (its process died) is dropped by this library's next call once that
+// timeout passes, so a dead waiter delays the queue by about
+// FairWaiterTimeout (5s by default), where Redisson waits up to five
+// minutes. The queue deadlines Redisson reads follow Redisson's own
+// arithmetic (a five-minute allowance per waiter, moved up on every
+// acquisition), so Go and Java waiters share one consistent queue; a dead Go
+// waiter is only dropped that fast by Go clients, and Java clients alone
+// would wait for its Redisson deadline. A single attempt (wait == 0) never
+// queues. A waiter that gives up leaves the queue at once. Time is read from
+// the Redis server; Redisson uses its clients' clocks, which must therefore
+// be synchronised with it.
 func (c *Client) GetFairLock(name string) *Lock {
 	return c.newLock(fairLock, name, prefixName("redisson_lock__channel", name), "")
 }
@@ -112,7 +114,7 @@ func (l *Lock) fairTryLock(ctx context.Context, wait, lease time.Duration) (ok b
 func (l *Lock) leaveQueue(ctx context.Context, field string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
-	_ = l.c.scripts.run(cctx, scriptFairLeave, []string{l.name, l.channel, l.queueKey, l.timeoutKey}, field, "publish").Err()
+	_ = l.c.scripts.run(cctx, scriptFairLeave, []string{l.name, l.channel, l.queueKey, l.timeoutKey, l.aliveKey}, field, "publish", fairAllowanceArg).Err()
 }
 
 // QueueLength returns how many owners wait in a fair lock's queue (0 for
@@ -130,6 +132,10 @@ func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// fairAllowanceArg is Redisson's default fairLockWaitTimeout (5 min) in ms:
+// the wait allowance of the queue deadlines Redisson clients read.
+const fairAllowanceArg = "300000"
 
 // fairWaiterArg is FairWaiterTimeout in ms, for the acquire script.
 func (c *Client) fairWaiterArg() any {

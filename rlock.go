@@ -36,7 +36,8 @@ type Lock struct {
 	fieldArg   any        // field, boxed once for script arguments
 	timeouts   string     // read lock: this owner's timeout key prefix
 	queueKey   string     // fair lock: the queue
-	timeoutKey string     // fair lock: waiter deadlines
+	timeoutKey string     // fair lock: waiter deadlines (Redisson's)
+	aliveKey   string     // fair lock: liveness of this library's waiters
 	acqKeys    []string
 	acqExtra   []any    // kind-specific acquire arguments
 	relKeys    []string // [2] is set per call to the hold's latch key

@@ -34,9 +34,10 @@ func (l *Lock) newIdentity(owner string) {
 	case fairLock:
 		l.queueKey = prefixName("redisson_lock_queue", l.name)
 		l.timeoutKey = prefixName("redisson_lock_timeout", l.name)
-		l.acqKeys = append(l.acqKeys, l.queueKey, l.timeoutKey)
-		l.relKeys = append(l.relKeys, l.queueKey, l.timeoutKey)
-		l.acqExtra = []any{l.c.fairWaiterArg()}
+		l.aliveKey = prefixName("redisson_lock_alive", l.name)
+		l.acqKeys = []string{l.name, l.tokenKey, l.aliveKey, l.queueKey, l.timeoutKey}
+		l.relKeys = append(l.relKeys, l.queueKey, l.timeoutKey, l.aliveKey)
+		l.acqExtra = []any{l.c.fairWaiterArg(), fairAllowanceArg}
 	case readLock:
 		l.timeouts = suffixName(l.name, owner+":rwlock_timeout")
 		l.acqKeys[1] = l.timeouts

@@ -3,35 +3,48 @@
 --
 -- KEYS[1]  lock hash (as lock_acquire)
 -- KEYS[2]  fencing counter
--- KEYS[3]  unused (the owner's channel; kept for the common argument shape)
+-- KEYS[3]  zset redisson_lock_alive:{name} (ours): owner -> ms time until
+--          which a waiter of this library is known to be alive
 -- KEYS[4]  queue redisson_lock_queue:{name}: owner fields in arrival order
--- KEYS[5]  zset redisson_lock_timeout:{name}: owner -> ms time after which a
---          waiter that has not shown up is dropped from the queue
+-- KEYS[5]  zset redisson_lock_timeout:{name}: owner -> Redisson's estimate
+--          of when the waiter should have had its turn (plus its wait)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field
 -- ARGV[3]  the hold count the owner had before this call
 -- ARGV[4]  'wait' to join (or stay in) the queue when the lock is taken
 -- ARGV[5]  unused
--- ARGV[6]  waiter lifetime in ms: a waiter must call again within it
+-- ARGV[6]  waiter lifetime in ms: a waiter of ours must call again within it
+-- ARGV[7]  Redisson's wait allowance in ms (fairLockWaitTimeout, 5 min)
 --
--- Time is the Redis server's clock. Returns {count, token} when held, or
--- {0, pttl} when not (pttl of the holder, -1 for a queued turn without a
--- holder yet). Idempotent per call like lock_acquire.
+-- A waiter is dead when its liveness (ours) has lapsed, or, for a waiter
+-- without one (Redisson's), when its timeout has passed. The timeout scores
+-- follow Redisson's arithmetic (each waiter: the previous one's + the wait
+-- allowance; every acquisition moves them all up by it), so that Redisson
+-- clients read a consistent queue. Time is the Redis server's clock.
+--
+-- Returns {count, token} when held, or {0, pttl} when not (-2: free but
+-- another waiter's turn). Idempotent per call like lock_acquire.
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local allowance = tonumber(ARGV[7])
 
--- Drop waiters that stopped showing up (or have no timeout at all).
 while true do
     local head = redis.call('lindex', KEYS[4], 0)
     if not head then
         break
     end
+    local alive = tonumber(redis.call('zscore', KEYS[3], head))
     local deadline = tonumber(redis.call('zscore', KEYS[5], head))
-    if deadline ~= nil and deadline > now then
+    if alive ~= nil then
+        if alive > now then
+            break
+        end
+    elseif deadline ~= nil and deadline > now then
         break
     end
     redis.call('lpop', KEYS[4])
     redis.call('zrem', KEYS[5], head)
+    redis.call('zrem', KEYS[3], head)
 end
 
 local pttl = redis.call('pttl', KEYS[1])
@@ -49,8 +62,16 @@ if held > 0 or (pttl == -2 and (head == false or head == ARGV[2])) then
     if held == 0 then
         if head == ARGV[2] then
             redis.call('lpop', KEYS[4])
+            -- Everyone moves up one turn (Redisson's arithmetic).
+            local waiters = redis.call('zrange', KEYS[5], 0, -1)
+            for i = 1, #waiters do
+                if waiters[i] ~= ARGV[2] then
+                    redis.call('zincrby', KEYS[5], -allowance, waiters[i])
+                end
+            end
         end
         redis.call('zrem', KEYS[5], ARGV[2])
+        redis.call('zrem', KEYS[3], ARGV[2])
         redis.call('hset', KEYS[1], ARGV[2], 1)
         held = 1
     else
@@ -60,9 +81,21 @@ if held > 0 or (pttl == -2 and (head == false or head == ARGV[2])) then
     return {held, token}
 end
 if ARGV[4] == 'wait' then
-    local deadline = now + tonumber(ARGV[6])
-    if redis.call('zadd', KEYS[5], deadline, ARGV[2]) == 1 then
+    if redis.call('zscore', KEYS[5], ARGV[2]) == false then
+        local ttl = pttl
+        local last = redis.call('lindex', KEYS[4], -1)
+        if last and last ~= ARGV[2] then
+            local score = tonumber(redis.call('zscore', KEYS[5], last))
+            if score ~= nil then
+                ttl = score - now
+            end
+        end
+        redis.call('zadd', KEYS[5], math.max(ttl, 0) + allowance + now, ARGV[2])
+        redis.call('lrem', KEYS[4], 0, ARGV[2])
         redis.call('rpush', KEYS[4], ARGV[2])
     end
+    redis.call('zadd', KEYS[3], now + tonumber(ARGV[6]), ARGV[2])
+    -- All its entries are stale once nobody refreshed any for that long.
+    redis.call('pexpire', KEYS[3], 2 * tonumber(ARGV[6]))
 end
 return {0, pttl}

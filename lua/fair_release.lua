@@ -7,6 +7,7 @@
 -- KEYS[3]  unlock latch of this hold (see lock_release.lua)
 -- KEYS[4]  queue redisson_lock_queue:{name}
 -- KEYS[5]  zset redisson_lock_timeout:{name}
+-- KEYS[6]  zset redisson_lock_alive:{name} (see fair_acquire.lua)
 -- ARGV[1]  owner field
 -- ARGV[2]  the hold count the owner had before this call (>= 1)
 -- ARGV[3]  lease in ms to keep on the hash when holds remain
@@ -38,10 +39,12 @@ while true do
     if not head then
         return {0, 0}
     end
+    local alive = tonumber(redis.call('zscore', KEYS[6], head))
     local deadline = tonumber(redis.call('zscore', KEYS[5], head))
-    if deadline ~= nil and deadline > now then
+    if (alive ~= nil and alive > now) or (alive == nil and deadline ~= nil and deadline > now) then
         return {0, redis.call(ARGV[5], KEYS[2] .. ':' .. head, 0)}
     end
     redis.call('lpop', KEYS[4])
     redis.call('zrem', KEYS[5], head)
+    redis.call('zrem', KEYS[6], head)
 end
