@@ -3,6 +3,7 @@ package redisson
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -208,6 +209,36 @@ func (c *Client) Close() error {
 	c.watchdog.close()
 	c.pubsub.close()
 	c.janitor.close()
+	return nil
+}
+
+// checkObject is the precondition every object's calls share: a name, one
+// usable on this topology (badName, from nameError), and an open client.
+func (c *Client) checkObject(name string, badName error) error {
+	switch {
+	case name == "":
+		return ErrEmptyName
+	case badName != nil:
+		return badName
+	case c.closed.Load():
+		return ErrClientClosed
+	}
+	return nil
+}
+
+// nameError returns ErrInvalidName (wrapped) when, on Redis Cluster, a name
+// containing '{' does not put every one of keys in its own slot; nil
+// otherwise. Redisson's key naming keeps an object's keys together only for
+// names without braces or with a complete hash tag.
+func (c *Client) nameError(kind, name string, keys ...string) error {
+	if !c.watchdog.cluster || !strings.Contains(name, "{") {
+		return nil
+	}
+	for _, k := range keys {
+		if hashSlot(k) != hashSlot(name) {
+			return fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, kind, name)
+		}
+	}
 	return nil
 }
 

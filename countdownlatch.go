@@ -61,27 +61,15 @@ func (c *Client) GetCountDownLatch(name string) *CountDownLatch {
 	}
 	if c.watchdog.cluster && strings.Contains(name, "{") {
 		l.inKeys = hashSlot(l.channel) == hashSlot(name)
-		if hashSlot(l.callPre) != hashSlot(name) {
-			l.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, latchKind, name)
-		}
 	}
+	l.badName = c.nameError(latchKind, name, l.callPre)
 	return l
 }
 
 // Name returns the latch's name, the Redis key of its count.
 func (l *CountDownLatch) Name() string { return l.name }
 
-func (l *CountDownLatch) check() error {
-	switch {
-	case l.name == "":
-		return ErrEmptyName
-	case l.badName != nil:
-		return l.badName
-	case l.c.closed.Load():
-		return ErrClientClosed
-	}
-	return nil
-}
+func (l *CountDownLatch) check() error { return l.c.checkObject(l.name, l.badName) }
 
 // keys returns the script keys (count, then keys after it, then the channel
 // when it may go in KEYS) and the channel argument ("" when in KEYS).

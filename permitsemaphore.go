@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,27 +82,14 @@ func (c *Client) GetPermitExpirableSemaphore(name string) *PermitExpirableSemaph
 		latchPre: prefixName("redisson_permit_latch", name) + ":" + c.id + ":",
 	}
 	s.keys = []string{name, suffixName(name, "timeout"), s.channel}
-	if c.watchdog.cluster && strings.Contains(name, "{") &&
-		(hashSlot(name) != hashSlot(s.keys[1]) || hashSlot(name) != hashSlot(s.channel)) {
-		s.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, permitKind, name)
-	}
+	s.badName = c.nameError(permitKind, name, s.keys[1], s.channel)
 	return s
 }
 
 // Name returns the semaphore's name, the Redis key of its available count.
 func (s *PermitExpirableSemaphore) Name() string { return s.name }
 
-func (s *PermitExpirableSemaphore) check() error {
-	switch {
-	case s.name == "":
-		return ErrEmptyName
-	case s.badName != nil:
-		return s.badName
-	case s.c.closed.Load():
-		return ErrClientClosed
-	}
-	return nil
-}
+func (s *PermitExpirableSemaphore) check() error { return s.c.checkObject(s.name, s.badName) }
 
 // wrap names the semaphore in err; WRONGTYPE replies match ErrWrongType.
 func (s *PermitExpirableSemaphore) wrap(err error) error {
@@ -244,16 +228,6 @@ func leaseMs(lease time.Duration) int64 {
 	return max(lease.Milliseconds(), 1)
 }
 
-// permitWakePolicy: every message is the new number of available permits v
-// (Redisson's format); it wakes up to v local waiters.
-func permitWakePolicy(payload string) wake {
-	v, err := strconv.ParseInt(payload, 10, 64)
-	if err != nil || v <= 0 {
-		return wake{ignored: true}
-	}
-	return wake{n: int(min(v, math.MaxInt32))}
-}
-
 // Acquire waits until it holds a permit or ctx ends, and returns the
 // permit's id (32 lowercase hex digits, as Redisson shows them). lease > 0
 // is the permit's lease, after which it returns to the pool by itself unless
@@ -313,7 +287,7 @@ func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease t
 		}
 		first = firstTry{done: true, retry: retry}
 	}
-	ok, err := s.c.await(ctx, permitKind, s.name, s.channel, permitWakePolicy, wait, first, try)
+	ok, err := s.c.await(ctx, permitKind, s.name, s.channel, semaphoreWakePolicy, wait, first, try)
 	return permitHex(id, ok), ok, err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,9 +81,7 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 		tokenKey: prefixName("redisson_lock_token", name),
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
-	if c.watchdog.cluster && strings.Contains(name, "{") && hashSlot(name) != hashSlot(l.channel) {
-		l.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, kind.what, name)
-	}
+	l.badName = c.nameError(kind.what, name, l.channel)
 	l.newIdentity(owner)
 	return l
 }
@@ -97,17 +94,7 @@ func (l *Lock) Name() string { return l.name }
 // number for its next acquisition.
 func (l *Lock) Owner() string { return *l.owner.Load() }
 
-func (l *Lock) check() error {
-	switch {
-	case l.name == "":
-		return ErrEmptyName
-	case l.badName != nil:
-		return l.badName
-	case l.c.closed.Load():
-		return ErrClientClosed
-	}
-	return nil
-}
+func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
 
 // Lock waits until it holds the lock or ctx ends. The lease is the client's
 // WatchdogTimeout, renewed by the watchdog until Unlock. It returns ctx.Err()

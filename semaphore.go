@@ -110,9 +110,7 @@ func (c *Client) GetSemaphore(name string) *Semaphore {
 		resKey:  prefixName("redisson_sc_reservation", name),
 		callPre: prefixName("redisson_sc_call", name) + ":" + c.id + ":",
 	}
-	if c.watchdog.cluster && strings.Contains(name, "{") && hashSlot(name) != hashSlot(s.channel) {
-		s.badName = fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, semKind, name)
-	}
+	s.badName = c.nameError(semKind, name, s.channel)
 	return s
 }
 
@@ -120,17 +118,10 @@ func (c *Client) GetSemaphore(name string) *Semaphore {
 func (s *Semaphore) Name() string { return s.name }
 
 func (s *Semaphore) check(n int64) error {
-	switch {
-	case s.name == "":
-		return ErrEmptyName
-	case s.badName != nil:
-		return s.badName
-	case n < 0:
+	if s.name != "" && s.badName == nil && n < 0 {
 		return fmt.Errorf("%w: %s %q: %d", ErrInvalidPermits, semKind, s.name, n)
-	case s.c.closed.Load():
-		return ErrClientClosed
 	}
-	return nil
+	return s.c.checkObject(s.name, s.badName)
 }
 
 // wrap names the semaphore in err; WRONGTYPE replies, and replies saying the
@@ -345,7 +336,8 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 	return ok, err
 }
 
-// semaphoreWakePolicy: a message is the new number of available permits v
+// semaphoreWakePolicy (Semaphore and PermitExpirableSemaphore, which share
+// Redisson's channel format): a message is the new number of available permits v
 // (Redisson's release message); it wakes up to v local waiters, none when v
 // <= 0.
 func semaphoreWakePolicy(payload string) wake {
