@@ -55,6 +55,11 @@ type Options struct {
 	// silent before it is pinged, so that a dead connection is noticed and
 	// re-established. Default 5s.
 	PubSubHealthCheck time.Duration
+
+	// Codec encodes the values of typed objects (Bucket, Map, Topic,
+	// BloomFilter) that are not given a codec of their own. Default
+	// MsgpackCodec, as Redisson's default codec is MessagePack.
+	Codec Codec
 }
 
 const (
@@ -115,6 +120,9 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 		v.PubSubHealthCheck = defaultHealthCheck
 	case v.PubSubHealthCheck < 10*time.Millisecond:
 		return bad("PubSubHealthCheck", v.PubSubHealthCheck)
+	}
+	if v.Codec == nil {
+		v.Codec = MsgpackCodec{}
 	}
 	return v, nil
 }
