@@ -68,8 +68,8 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 // typed Java object (Jackson expects its "@class" type property for those).
 type MsgpackCodec struct{}
 
-func (MsgpackCodec) Name() string                   { return "msgpack" }
-func (MsgpackCodec) Marshal(v any) ([]byte, error)  { return msgpack.Marshal(v) }
+func (MsgpackCodec) Name() string                    { return "msgpack" }
+func (MsgpackCodec) Marshal(v any) ([]byte, error)   { return msgpack.Marshal(v) }
 func (MsgpackCodec) Unmarshal(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
 
 // JSONCodec encodes values with encoding/json. Plain values interoperate with
@@ -77,8 +77,8 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error { return msgpack.Unmarshal(
 // Go structs ignore on read and do not write.
 type JSONCodec struct{}
 
-func (JSONCodec) Name() string                   { return "json" }
-func (JSONCodec) Marshal(v any) ([]byte, error)  { return json.Marshal(v) }
+func (JSONCodec) Name() string                    { return "json" }
+func (JSONCodec) Marshal(v any) ([]byte, error)   { return json.Marshal(v) }
 func (JSONCodec) Unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // StringCodec stores values as their UTF-8 text, byte for byte what
