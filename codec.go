@@ -22,6 +22,33 @@ type Codec interface {
 	Unmarshal(data []byte, v any) error
 }
 
+// ObjectOption configures one typed object when it is created.
+type ObjectOption func(*objectOptions)
+
+type objectOptions struct {
+	codec Codec
+}
+
+// WithCodec makes an object encode its values with codec instead of the
+// client's default (Options.Codec).
+func WithCodec(codec Codec) ObjectOption {
+	return func(o *objectOptions) { o.codec = codec }
+}
+
+// objectCodec resolves the codec of an object created with opts.
+func (c *Client) objectCodec(opts []ObjectOption) Codec {
+	var o objectOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	if o.codec == nil {
+		return c.opts.Codec
+	}
+	return o.codec
+}
+
 // ErrCodec is matched (errors.Is) by every error from encoding a value or
 // decoding bytes read from Redis. The error names the object and the codec;
 // a value that does not decode is never returned as a zero value.

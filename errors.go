@@ -47,6 +47,20 @@ var (
 	// reply this package does not understand. It indicates a bug or a foreign
 	// writer at the same key.
 	ErrUnexpectedReply = errors.New("redisson: unexpected reply from redis")
+
+	// ErrInvalidRate is returned by rate limiters for a rate, limit, burst,
+	// interval or period that is zero or negative, or a keep-alive shorter
+	// than the interval.
+	ErrInvalidRate = errors.New("redisson: invalid rate limit")
+
+	// ErrPermitsExceedRate is returned when one request asks a rate limiter
+	// for more permits than its rate (or burst) could ever grant at once.
+	ErrPermitsExceedRate = errors.New("redisson: permits requested exceed the rate")
+
+	// ErrNotInitialized is returned by calls on an object that must be
+	// configured first (a RateLimiter before TrySetRate/SetRate, a
+	// BloomFilter before TryInit).
+	ErrNotInitialized = errors.New("redisson: object not initialized")
 )
 
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
