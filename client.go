@@ -56,6 +56,12 @@ type Options struct {
 	// re-established. Default 5s.
 	PubSubHealthCheck time.Duration
 
+	// PubSubMode chooses plain or sharded pub/sub for the channels of
+	// locks, semaphores and latches on Redis Cluster. Default PubSubAuto:
+	// sharded (SSUBSCRIBE/SPUBLISH) when the cluster supports it, as
+	// Redisson does by default, so that Go and Java clients hear each other.
+	PubSubMode PubSubMode
+
 	// Codec encodes the values of typed objects (Bucket, Map, Topic,
 	// BloomFilter) that are not given a codec of their own. Default
 	// MsgpackCodec, as Redisson's default codec is MessagePack.
@@ -120,6 +126,9 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 		v.PubSubHealthCheck = defaultHealthCheck
 	case v.PubSubHealthCheck < 10*time.Millisecond:
 		return bad("PubSubHealthCheck", v.PubSubHealthCheck)
+	}
+	if v.PubSubMode < PubSubAuto || v.PubSubMode > PubSubPlain {
+		return bad("PubSubMode", v.PubSubMode)
 	}
 	if v.Codec == nil {
 		v.Codec = MsgpackCodec{}
@@ -190,7 +199,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		id:             uuid.NewString(),
 		opts:           o,
 		scripts:        s,
-		pubsub:         newPubSub(rdb, o.PubSubHealthCheck, o.SubscriptionLinger),
+		pubsub:         newPubSub(rdb, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
 		watchdog:       newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
 		janitor:        newJanitor(rdb, time.Second),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),

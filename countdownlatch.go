@@ -61,9 +61,21 @@ func (c *Client) GetCountDownLatch(name string) *CountDownLatch {
 	}
 	if c.watchdog.cluster && strings.Contains(name, "{") {
 		l.inKeys = hashSlot(l.channel) == hashSlot(name)
+		if !l.inKeys {
+			c.pubsub.keepPlain(l.channel)
+		}
 	}
 	l.badName = c.nameError(latchKind, name, l.callPre)
 	return l
+}
+
+// publishArg is the publish command of the latch's scripts: a channel in
+// another slot than the count can only be reached with a plain PUBLISH.
+func (l *CountDownLatch) publishArg(ctx context.Context) any {
+	if !l.inKeys {
+		return "publish"
+	}
+	return l.c.pubsub.publishArg(ctx)
 }
 
 // Name returns the latch's name, the Redis key of its count.
@@ -95,7 +107,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 	}
 	m := l.callPre + l.c.newRequest()
 	keys, ch := l.keys(m)
-	set, err := l.c.scripts.run(ctx, scriptLatchSet, keys, n, l.c.retryWindowArg, "publish", ch).Int64()
+	set, err := l.c.scripts.run(ctx, scriptLatchSet, keys, n, l.c.retryWindowArg, l.publishArg(ctx), ch).Int64()
 	forgetCallMarker(l.c, m, err)
 	return set == 1, wrapIntKeyErr(latchKind, l.name, err)
 }
@@ -110,7 +122,7 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	}
 	m := l.callPre + l.c.newRequest()
 	keys, ch := l.keys(m)
-	err := l.c.scripts.run(ctx, scriptLatchCountDown, keys, l.c.retryWindowArg, "publish", ch).Err()
+	err := l.c.scripts.run(ctx, scriptLatchCountDown, keys, l.c.retryWindowArg, l.publishArg(ctx), ch).Err()
 	forgetCallMarker(l.c, m, err)
 	return wrapIntKeyErr(latchKind, l.name, err)
 }
@@ -135,7 +147,7 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	keys, ch := l.keys()
-	n, err := l.c.scripts.run(ctx, scriptLatchDelete, keys, "publish", ch).Int64()
+	n, err := l.c.scripts.run(ctx, scriptLatchDelete, keys, l.publishArg(ctx), ch).Int64()
 	return n == 1, wrapIntKeyErr(latchKind, l.name, err)
 }
 

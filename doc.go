@@ -1,9 +1,8 @@
 // Package redisson gives Go services the distributed coordination objects
 // that Java services get from Redisson, on top of go-redis v9, and speaks
 // Redisson's wire format: a Go service and a Java service that name the same
-// lock exclude each other and wake each other (on Redis Cluster, where
-// Redisson defaults to sharded pub/sub, they wake each other only at the
-// holder's lease bound for now).
+// lock exclude each other and wake each other (on a Redis 7 Cluster both
+// use sharded pub/sub by default; see PubSubMode).
 //
 // A Client wraps any redis.UniversalClient (single node, Sentinel failover,
 // Cluster) and hands out objects:

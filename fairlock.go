@@ -13,7 +13,7 @@ var fairLock = &lockKind{
 	acquire:   mustScript("fair_acquire"),
 	release:   mustScript("fair_release"),
 	force:     mustScript("fair_force_unlock"),
-	forceArgs: []any{"publish"},
+	forceArgs: func(pub any) []any { return []any{pub} },
 	state:     scriptLockState,
 	renew:     scriptLockRenew,
 	drop:      scriptLockDrop,
@@ -114,7 +114,7 @@ func (l *Lock) fairTryLock(ctx context.Context, wait, lease time.Duration) (ok b
 func (l *Lock) leaveQueue(ctx context.Context, field string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
-	_ = l.c.scripts.run(cctx, scriptFairLeave, []string{l.name, l.channel, l.queueKey, l.timeoutKey, l.aliveKey}, field, "publish", fairAllowanceArg).Err()
+	_ = l.c.scripts.run(cctx, scriptFairLeave, []string{l.name, l.channel, l.queueKey, l.timeoutKey, l.aliveKey}, field, l.c.pubsub.publishArg(cctx), fairAllowanceArg).Err()
 }
 
 // QueueLength returns how many owners wait in a fair lock's queue (0 for

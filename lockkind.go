@@ -9,7 +9,7 @@ type lockKind struct {
 	acquire   *script // KEYS [name, token or timeouts, channel]; ARGV [lease, field, count, pub, msg, extra...]
 	release   *script // KEYS [name, channel, latch, extra...]; ARGV [field, count, lease, latch ttl, pub]
 	force     *script
-	forceArgs []any
+	forceArgs func(pub any) []any // ARGV of force, given the publish command
 	state     *script
 	renew     *script // watchdog batch renewal; per hold: key + renewArgs(hold)
 	drop      *script // removes a stale field after a late renewal; nil: leave it to expire
@@ -22,7 +22,7 @@ var (
 		acquire:   scriptLockAcquire,
 		release:   scriptLockRelease,
 		force:     scriptLockForce,
-		forceArgs: []any{"publish"},
+		forceArgs: func(pub any) []any { return []any{pub} },
 		state:     scriptLockState,
 		renew:     scriptLockRenew,
 		drop:      scriptLockDrop,
@@ -33,7 +33,7 @@ var (
 		acquire:   mustScript("rw_read_acquire"),
 		release:   mustScript("rw_read_release"),
 		force:     scriptRWForce,
-		forceArgs: []any{"read", "publish", "0"},
+		forceArgs: func(pub any) []any { return []any{"read", pub, "0"} },
 		state:     scriptRWState,
 		renew:     mustScript("rw_read_renew"),
 	}
@@ -42,7 +42,7 @@ var (
 		acquire:   mustScript("rw_write_acquire"),
 		release:   mustScript("rw_write_release"),
 		force:     scriptRWForce,
-		forceArgs: []any{"write", "publish", "1"},
+		forceArgs: func(pub any) []any { return []any{"write", pub, "1"} },
 		state:     scriptRWState,
 		renew:     scriptLockRenew,
 		drop:      mustScript("rw_write_drop"),
@@ -69,6 +69,9 @@ func rwKeyPrefix(name string) string {
 func (l *Lock) newHold() *hold {
 	h := newHold(l.name, l.field, l.channel, l.c.slot(l.name))
 	h.renew, h.drop = l.kind.renew, l.kind.drop
+	if h.drop != nil {
+		h.pub = l.c.pubsub.publishArgBackground()
+	}
 	h.seq = l.c.requests.Add(1)
 	h.renewArgs = []any{l.fieldArg}
 	if l.kind == readLock {

@@ -129,7 +129,7 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 	}
 	latch := s.latch()
 	ok, err := s.c.scripts.run(ctx, scriptPermitSet, []string{s.name, s.channel, latch},
-		n, "publish", s.c.retryWindowArg).Int64()
+		n, s.c.pubsub.publishArg(ctx), s.c.retryWindowArg).Int64()
 	s.returned(latch, ok == 1, err)
 	return ok == 1, s.wrap(err)
 }
@@ -147,7 +147,7 @@ func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (int
 	}
 	latch := s.latch()
 	v, err := s.c.scripts.run(ctx, scriptPermitAdd, []string{s.name, s.channel, latch},
-		n, "publish", s.c.retryWindowArg).Int64()
+		n, s.c.pubsub.publishArg(ctx), s.c.retryWindowArg).Int64()
 	s.returned(latch, err == nil, err)
 	return v, s.wrap(err)
 }
@@ -179,7 +179,7 @@ func (s *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int64, 
 
 // counts returns the available and the held permits.
 func (s *PermitExpirableSemaphore) counts(ctx context.Context) (available, held int64, err error) {
-	res, err := s.c.scripts.run(ctx, scriptPermitAvailable, s.keys, "publish").Int64Slice()
+	res, err := s.c.scripts.run(ctx, scriptPermitAvailable, s.keys, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		return 0, 0, s.wrap(err)
 	}
@@ -301,7 +301,7 @@ func permitHex(raw string, ok bool) string {
 // acquire runs the acquire script once. It reports whether the permit id is
 // held and, when not, how long until the nearest lease ends (-1: none ends).
 func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, leaseMs int64) (bool, time.Duration, error) {
-	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, "publish").Int64Slice()
+	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {
@@ -365,7 +365,7 @@ func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 func (s *PermitExpirableSemaphore) release(ctx context.Context, raw string) (bool, error) {
 	latch := s.latch()
 	n, err := s.c.scripts.run(ctx, scriptPermitRelease, []string{s.keys[0], s.keys[1], s.channel, latch},
-		raw, s.c.retryWindowArg, "publish").Int64()
+		raw, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Int64()
 	s.returned(latch, n == 1, err)
 	return n == 1, err
 }
@@ -388,6 +388,6 @@ func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID str
 	if !ok {
 		return false, nil
 	}
-	n, err := s.c.scripts.run(ctx, scriptPermitUpdate, s.keys, raw, leaseMs(lease), "publish").Int64()
+	n, err := s.c.scripts.run(ctx, scriptPermitUpdate, s.keys, raw, leaseMs(lease), s.c.pubsub.publishArg(ctx)).Int64()
 	return n == 1, s.wrap(err)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,12 +24,75 @@ type wake struct {
 // wakePolicy interprets one message payload.
 type wakePolicy func(payload string) wake
 
+// PubSubMode chooses how object channels (locks, semaphores, latches) are
+// subscribed and published on Redis Cluster.
+type PubSubMode int
+
+const (
+	// PubSubAuto uses sharded pub/sub (SSUBSCRIBE/SPUBLISH) on a Redis
+	// Cluster that supports it (Redis 7+, probed once with PUBSUB
+	// SHARDNUMSUB) and plain pub/sub otherwise, as Redisson's default
+	// shardedSubscriptionMode=AUTO does. It is the default.
+	PubSubAuto PubSubMode = iota
+	// PubSubSharded always uses sharded pub/sub on Cluster.
+	PubSubSharded
+	// PubSubPlain always uses plain SUBSCRIBE/PUBLISH, which a Cluster
+	// broadcasts to every node.
+	PubSubPlain
+)
+
+// chanKey names a subscription: a channel, sharded or not.
+type chanKey struct {
+	name    string
+	sharded bool
+}
+
+// connKey names a pub/sub connection: the plain one, or the sharded one of
+// a cluster node (addr; empty outside Cluster).
+type connKey struct {
+	sharded bool
+	addr    string
+}
+
+// psConn is one go-redis PubSub and its receive loop.
+type psConn struct {
+	key     connKey
+	ps      *redis.PubSub
+	started bool // its receive loop runs; guarded by pubsubService.mu
+	retired bool // replaced: its loop returns at its next read
+}
+
+func (c *psConn) subscribe(channels ...string) {
+	if c.key.sharded {
+		_ = c.ps.SSubscribe(context.Background(), channels...)
+	} else {
+		_ = c.ps.Subscribe(context.Background(), channels...)
+	}
+}
+
+func (c *psConn) unsubscribe(channel string) {
+	if c.key.sharded {
+		_ = c.ps.SUnsubscribe(context.Background(), channel)
+	} else {
+		_ = c.ps.Unsubscribe(context.Background(), channel)
+	}
+}
+
 // pubsubService multiplexes every channel this client listens to over one
-// go-redis PubSub (one connection). Subscriptions are reference-counted: the
+// go-redis PubSub (one connection), or, with sharded pub/sub on Cluster, one
+// per master node. Subscriptions are reference-counted: the
 // first local waiter on a channel subscribes, the last one to leave
 // unsubscribes. go-redis re-dials a dropped connection and re-subscribes every
 // channel; each re-subscription confirmation wakes all waiters of the channel
 // so that a message lost while disconnected costs one extra poll, not a hang.
+//
+// Sharded connections are not left to go-redis's reconnect, which
+// re-subscribes all channels in one SSUBSCRIBE (refused across slots) and
+// stays on the node it first chose: any error on a sharded connection
+// retires it, and its channels are subscribed again, one SSUBSCRIBE each, on
+// the connection of the node that now serves their slot. A channel whose
+// slot migrated away is unsubscribed by the server (an unasked
+// "sunsubscribe"), and subscribed again on its new node the same way.
 //
 // Hand-off: every client listening to a lock channel receives each unlock
 // message, and waking a waiter in each would make all but one of them retry
@@ -39,24 +103,34 @@ type wakePolicy func(payload string) wake
 // waiter across all clients. The others delay their wake-up by 1 to 3ms and
 // cancel it when the taken message arrives first. The result is close to
 // global first-come order with about one retry per unlock.
+//
+// Topics use the same connections: a topic's local subscribers are
+// listeners of its channel entry, each with its own buffer.
 type pubsubService struct {
 	rdb      redis.UniversalClient
-	health   time.Duration // idle time after which the connection is pinged
+	cluster  *redis.ClusterClient // nil outside Cluster
+	mode     PubSubMode
+	sharded  atomic.Int32  // object channels: 0 not probed yet, 1 plain, 2 sharded
+	health   time.Duration // idle time after which a connection is pinged
 	linger   time.Duration // how long an unused channel stays subscribed
 	mu       sync.Mutex
-	wmu      sync.Mutex    // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
-	ps       *redis.PubSub // nil until the first subscription
-	entries  map[string]*channelEntry
+	wmu      sync.Mutex // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
+	conns    map[connKey]*psConn
+	entries  map[chanKey]*channelEntry
 	closed   bool
 	closing  chan struct{} // closed by close
-	loopDone chan struct{} // closed when the receive loop has returned
+	loops    sync.WaitGroup
+	rerouted atomic.Int64 // channels moved to another node's connection (for tests)
+	plain    sync.Map     // object channels that stay plain whatever the mode
 }
 
 // channelEntry is the local state of one subscribed channel. Guarded by
 // pubsubService.mu.
 type channelEntry struct {
-	channel   string
-	policy    wakePolicy
+	key       chanKey
+	conn      *psConn
+	policy    wakePolicy // nil for a topic
+	listeners []*listener
 	refs      int
 	seq       uint64 // arrival order of subscriptions
 	confirmed bool
@@ -72,76 +146,218 @@ type channelEntry struct {
 	takenAt   time.Time     // when the last taken message arrived
 }
 
+// listener is one local subscriber of a topic: the receive loop hands it
+// payloads without blocking, dropping those that find its buffer full.
+type listener struct {
+	ch      chan string
+	dropped atomic.Int64
+}
+
 type waiter struct {
 	ch    chan struct{}
 	seq   uint64
 	since time.Time // when its subscription first waited
 }
 
-func newPubSub(rdb redis.UniversalClient, health, linger time.Duration) *pubsubService {
+func newPubSub(rdb redis.UniversalClient, mode PubSubMode, health, linger time.Duration) *pubsubService {
+	cc, _ := rdb.(*redis.ClusterClient)
 	return &pubsubService{
-		rdb:      rdb,
-		health:   health,
-		linger:   linger,
-		entries:  make(map[string]*channelEntry),
-		closing:  make(chan struct{}),
-		loopDone: make(chan struct{}),
+		rdb:     rdb,
+		cluster: cc,
+		mode:    mode,
+		health:  health,
+		linger:  linger,
+		conns:   make(map[connKey]*psConn),
+		entries: make(map[chanKey]*channelEntry),
+		closing: make(chan struct{}),
 	}
+}
+
+// objectsSharded reports whether object channels use sharded pub/sub,
+// probing the cluster once in PubSubAuto mode. A failed probe is not
+// remembered: the next call probes again, and until then plain pub/sub is
+// used (waits are bounded by leases, so a missed message only delays).
+func (p *pubsubService) objectsSharded(ctx context.Context) bool {
+	switch p.sharded.Load() {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	sharded := false
+	switch {
+	case p.cluster == nil || p.mode == PubSubPlain:
+	case p.mode == PubSubSharded:
+		sharded = true
+	default:
+		err := p.cluster.Do(ctx, "pubsub", "shardnumsub").Err()
+		if err != nil && ctx.Err() != nil || isTransient(err) {
+			return false
+		}
+		sharded = err == nil
+	}
+	if sharded {
+		p.sharded.Store(2)
+	} else {
+		p.sharded.Store(1)
+	}
+	return sharded
+}
+
+// isTransient reports an error that says nothing about the server's
+// features (a network error or timeout).
+func isTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// publishArg is the publish command object scripts must use: "spublish"
+// when object channels are sharded, "publish" otherwise.
+func (p *pubsubService) publishArg(ctx context.Context) any {
+	if p.objectsSharded(ctx) {
+		return "spublish"
+	}
+	return "publish"
+}
+
+// publishArgBackground is publishArg for the client's own background work
+// (the watchdog), probing with a bounded context of its own.
+func (p *pubsubService) publishArgBackground() any {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return p.publishArg(ctx)
+}
+
+// objectKey is the subscription key of an object channel, by the mode in
+// force (plain until probed).
+func (p *pubsubService) objectKey(channel string) chanKey {
+	if _, ok := p.plain.Load(channel); ok {
+		return chanKey{name: channel}
+	}
+	return chanKey{name: channel, sharded: p.sharded.Load() == 2}
+}
+
+// keepPlain makes an object channel plain whatever the mode: its scripts
+// run in another slot, where SPUBLISH could not reach it.
+func (p *pubsubService) keepPlain(channel string) {
+	p.plain.Store(channel, struct{}{})
+}
+
+// nodeOf returns the address of the master serving channel's slot, for a
+// sharded subscription on Cluster; "" otherwise.
+func (p *pubsubService) nodeOf(ctx context.Context, key chanKey) (string, error) {
+	if !key.sharded || p.cluster == nil {
+		return "", nil
+	}
+	node, err := p.cluster.MasterForKey(ctx, key.name)
+	if err != nil {
+		return "", err
+	}
+	return node.Options().Addr, nil
+}
+
+// connLocked returns the connection for key, creating it if needed. Caller
+// holds p.mu.
+func (p *pubsubService) connLocked(key connKey) *psConn {
+	if c := p.conns[key]; c != nil {
+		return c
+	}
+	// Subscribe with no channel creates the PubSub without connecting; the
+	// first (S)SUBSCRIBE connects, on Cluster to the node of its channel.
+	c := &psConn{key: key, ps: p.rdb.Subscribe(context.Background())}
+	p.conns[key] = c
+	return c
+}
+
+// start starts the receive loop of c once its first subscription was
+// written: a read before would connect to a random node.
+func (p *pubsubService) start(c *psConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || c.started || c.retired {
+		return
+	}
+	c.started = true
+	p.loops.Add(1)
+	go p.receive(c)
 }
 
 // subscription is one local waiter's share of a channel subscription.
 type subscription struct {
 	p     *pubsubService
 	e     *channelEntry
+	l     *listener // a topic subscriber's buffer; nil for a waiter
 	seq   uint64
 	since time.Time // zero until the first wait
 }
 
-// subscribe joins channel, subscribing in Redis if nobody in this client
-// listens to it yet. It does not wait for Redis to confirm: see ready.
+// subscribe joins an object channel, subscribing in Redis if nobody in
+// this client listens to it yet. It does not wait for Redis to confirm: see
+// ready.
 func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wakePolicy) (*subscription, error) {
+	key := chanKey{name: channel, sharded: p.objectsSharded(ctx)}
+	if _, ok := p.plain.Load(channel); ok {
+		key.sharded = false
+	}
+	return p.subscribeKey(ctx, key, policy, nil)
+}
+
+// subscribeKey joins the channel key as a waiter (policy) or as a topic
+// listener (l).
+func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wakePolicy, l *listener) (*subscription, error) {
+	addr, err := p.nodeOf(ctx, key)
+	if err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, ErrClientClosed
 	}
-	if p.ps == nil {
-		p.ps = p.rdb.Subscribe(context.WithoutCancel(ctx))
-		go p.receive(p.ps)
-	}
-	e := p.entries[channel]
+	e := p.entries[key]
 	fresh := e == nil
 	if fresh {
-		e = &channelEntry{channel: channel, policy: policy, ready: make(chan struct{}), asked: time.Now()}
-		p.entries[channel] = e
+		e = &channelEntry{key: key, policy: policy, ready: make(chan struct{}), asked: time.Now()}
+		e.conn = p.connLocked(connKey{sharded: key.sharded, addr: addr})
+		p.entries[key] = e
 	}
 	sub := e.join(p)
+	if l != nil {
+		sub.l = l
+		e.listeners = append(e.listeners, l)
+	}
 	if !fresh {
 		p.mu.Unlock()
 		return sub, nil
 	}
-	// A failed write is not fatal: go-redis keeps the channel and subscribes
-	// it again when it reconnects; waits are bounded meanwhile.
-	p.send(func(ps *redis.PubSub) { _ = ps.Subscribe(context.Background(), channel) })
+	// A failed write is not fatal: the channel is subscribed again when the
+	// connection comes back (or resubscribeUnconfirmed sends it again);
+	// waits are bounded meanwhile.
+	c := e.conn
+	p.send(func() { c.subscribe(key.name) })
+	p.start(c)
 	return sub, nil
 }
 
-// listening reports whether this client listens to channel.
+// listening reports whether this client listens to an object channel.
 func (p *pubsubService) listening(channel string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.entries[channel] != nil
+	return p.entries[p.objectKey(channel)] != nil
 }
 
-// join joins channel if this client already listens to it and Redis
-// confirmed that, without I/O; it returns nil otherwise. queued reports
-// whether other local waiters are already waiting on it; yield how long a
-// new caller should leave the object to other clients' waiters first.
+// join joins an object channel if this client already listens to it and
+// Redis confirmed that, without I/O; it returns nil otherwise. queued
+// reports whether other local waiters are already waiting on it; yield how
+// long a new caller should leave the object to other clients' waiters first.
 func (p *pubsubService) join(channel string) (sub *subscription, queued bool, yield time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.entries[channel]
-	if e == nil || !e.confirmed || p.closed {
+	e := p.entries[p.objectKey(channel)]
+	if e == nil || !e.confirmed || p.closed || e.policy == nil {
 		return nil, false, 0
 	}
 	return e.join(p), len(e.waiters) > 0, time.Until(e.yieldTill)
@@ -152,12 +368,13 @@ func (p *pubsubService) join(channel string) (sub *subscription, queued bool, yi
 // what their woken waiter needs to retry.
 const yieldWindow = 2 * time.Millisecond
 
-// yield makes this client's next callers on channel wait yieldWindow before
-// their first try (no effect if the client does not listen to channel).
+// yield makes this client's next callers on an object channel wait
+// yieldWindow before their first try (no effect if the client does not
+// listen to channel).
 func (p *pubsubService) yield(channel string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.entries[channel]; e != nil {
+	if e := p.entries[p.objectKey(channel)]; e != nil {
 		e.yieldTill = time.Now().Add(yieldWindow)
 	}
 }
@@ -173,15 +390,16 @@ func (e *channelEntry) join(p *pubsubService) *subscription {
 	return &subscription{p: p, e: e, seq: e.seq}
 }
 
-// send runs write on the PubSub after releasing p.mu, in the order in which
-// the decisions to write were taken under p.mu. Caller holds p.mu.
-func (p *pubsubService) send(write func(ps *redis.PubSub)) {
-	ps, closed := p.ps, p.closed
+// send runs write after releasing p.mu, in the order in which the
+// decisions to write were taken under p.mu, unless the service closed.
+// Caller holds p.mu.
+func (p *pubsubService) send(write func()) {
+	closed := p.closed
 	p.wmu.Lock()
 	p.mu.Unlock()
 	defer p.wmu.Unlock()
 	if !closed {
-		write(ps)
+		write()
 	}
 }
 
@@ -295,6 +513,14 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) 
 func (s *subscription) close() {
 	p, e := s.p, s.e
 	p.mu.Lock()
+	if s.l != nil {
+		for i, l := range e.listeners {
+			if l == s.l {
+				e.listeners = append(e.listeners[:i], e.listeners[i+1:]...)
+				break
+			}
+		}
+	}
 	e.refs--
 	e.pending = min(e.pending, e.refs)
 	if e.refs > 0 || !e.confirmed {
@@ -317,7 +543,7 @@ func (p *pubsubService) idle(e *channelEntry) {
 	}
 	e.idle = time.AfterFunc(p.linger, func() {
 		p.mu.Lock()
-		if p.entries[e.channel] != e || e.refs > 0 || e.idle == nil {
+		if p.entries[e.key] != e || e.refs > 0 || e.idle == nil {
 			p.mu.Unlock()
 			return
 		}
@@ -330,13 +556,14 @@ func (p *pubsubService) idle(e *channelEntry) {
 // drop forgets e and unsubscribes its channel. Caller holds p.mu, which drop
 // releases.
 func (p *pubsubService) drop(e *channelEntry) {
-	delete(p.entries, e.channel)
+	delete(p.entries, e.key)
 	e.cancelDelayed()
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil
 	}
-	p.send(func(ps *redis.PubSub) { _ = ps.Unsubscribe(context.Background(), e.channel) })
+	c := e.conn
+	p.send(func() { c.unsubscribe(e.key.name) })
 }
 
 func (e *channelEntry) remove(w *waiter) bool {
@@ -385,7 +612,7 @@ const handoffDelay = time.Millisecond
 func (p *pubsubService) fireDelayed(e *channelEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e.delayed == nil || p.entries[e.channel] != e {
+	if e.delayed == nil || p.entries[e.key] != e {
 		return
 	}
 	n := e.delayedN
@@ -423,24 +650,30 @@ func (e *channelEntry) wakeNow(n int) {
 	}
 }
 
-// receive is the single reader of the pub/sub connection. It returns when
-// the service closes.
-func (p *pubsubService) receive(ps *redis.PubSub) {
-	defer close(p.loopDone)
+// receive is the single reader of connection c. It returns when the
+// service closes or c is retired.
+func (p *pubsubService) receive(c *psConn) {
+	defer p.loops.Done()
 	ctx := context.Background()
 	backoff := time.Duration(0)
 	var pinged time.Time // when an unanswered ping was sent
 	lastCheck := time.Now()
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, p.health)
+		msg, err := c.ps.ReceiveTimeout(ctx, p.health)
 		select {
 		case <-p.closing:
 			return
 		default:
 		}
+		p.mu.Lock()
+		retired := c.retired
+		p.mu.Unlock()
+		if retired {
+			return
+		}
 		if time.Since(lastCheck) >= p.health {
 			lastCheck = time.Now()
-			p.resubscribeUnconfirmed()
+			p.resubscribeUnconfirmed(c)
 		}
 		if err != nil {
 			var ne net.Error
@@ -452,104 +685,158 @@ func (p *pubsubService) receive(ps *redis.PubSub) {
 					return
 				case <-time.After(backoff):
 				}
+				if c.key.sharded {
+					// See pubsubService: sharded connections are replaced,
+					// their channels re-routed to the nodes serving them now.
+					p.replace(c)
+					return
+				}
 				continue
 			}
 			// Idle. A connection that does not even answer a ping is dead
 			// without knowing it (no reset arrived): replace it.
 			if !pinged.IsZero() && time.Since(pinged) >= p.health {
-				if ps = p.replace(); ps == nil {
-					return
-				}
-				pinged = time.Time{}
-				continue
+				p.replace(c)
+				return
 			}
 			if pinged.IsZero() {
 				pinged = time.Now()
-				_ = ps.Ping(ctx)
+				_ = c.ps.Ping(ctx)
 			}
 			continue
 		}
 		backoff, pinged = 0, time.Time{}
-		p.dispatch(msg)
+		p.dispatch(c, msg)
 	}
 }
 
-// replace closes the current pub/sub connection and subscribes every
-// channel again on a new one. Confirmed channels then wake all their
-// waiters (see dispatch), since messages may have been lost. It returns nil
-// when the service is closing.
-func (p *pubsubService) replace() *redis.PubSub {
+// replace retires connection c and subscribes its channels again: on a new
+// plain connection, or, for sharded ones, each on the connection of the node
+// now serving its slot. Confirmed channels then wake all their waiters (see
+// dispatch), since messages may have been lost.
+func (p *pubsubService) replace(c *psConn) {
+	if c.key.sharded && p.cluster != nil {
+		// Have go-redis refresh its view of the slots, so that a failover
+		// or migration is seen by the next lookups.
+		p.cluster.ReloadState(context.Background())
+	}
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	old := p.ps
-	ps := p.rdb.Subscribe(context.Background())
-	p.ps = ps
-	channels := make([]string, 0, len(p.entries))
-	for ch, e := range p.entries {
-		channels = append(channels, ch)
-		e.asked = time.Now()
-	}
-	p.send(func(ps *redis.PubSub) {
-		if len(channels) > 0 {
-			_ = ps.Subscribe(context.Background(), channels...)
-		}
-	})
-	_ = old.Close()
-	return ps
-}
-
-// resubscribeUnconfirmed sends SUBSCRIBE again for channels whose
-// confirmation has not arrived within twice the health interval (a write
-// lost around a reconnect).
-func (p *pubsubService) resubscribeUnconfirmed() {
-	p.mu.Lock()
-	var late []string
-	for ch, e := range p.entries {
-		if !e.confirmed && time.Since(e.asked) >= 2*p.health {
-			late = append(late, ch)
-			e.asked = time.Now()
-		}
-	}
-	if len(late) == 0 || p.closed {
+	if p.closed || c.retired {
 		p.mu.Unlock()
 		return
 	}
-	p.send(func(ps *redis.PubSub) { _ = ps.Subscribe(context.Background(), late...) })
+	c.retired = true
+	delete(p.conns, c.key)
+	var moved []*channelEntry
+	for _, e := range p.entries {
+		if e.conn == c {
+			moved = append(moved, e)
+		}
+	}
+	p.mu.Unlock()
+	_ = c.ps.Close()
+	for _, e := range moved {
+		p.reroute(e)
+	}
 }
 
-func (p *pubsubService) dispatch(msg any) {
+// reroute subscribes entry e again, on the connection its channel belongs
+// to now. A lookup that fails leaves e unconfirmed on a connection chosen
+// as best as possible; resubscribeUnconfirmed and later errors retry.
+func (p *pubsubService) reroute(e *channelEntry) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.health)
+	addr, err := p.nodeOf(ctx, e.key)
+	cancel()
+	p.mu.Lock()
+	if p.closed || p.entries[e.key] != e {
+		p.mu.Unlock()
+		return
+	}
+	if err != nil {
+		addr = e.conn.key.addr
+	}
+	c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
+	if c != e.conn {
+		p.rerouted.Add(1)
+	}
+	e.conn = c
+	e.asked = time.Now()
+	p.send(func() { c.subscribe(e.key.name) })
+	p.start(c)
+}
+
+// resubscribeUnconfirmed sends SUBSCRIBE again for the channels of c whose
+// confirmation has not arrived within twice the health interval (a write
+// lost around a reconnect). Sharded ones are re-routed, in case their slot
+// moved.
+func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
+	p.mu.Lock()
+	var late []*channelEntry
+	for _, e := range p.entries {
+		if e.conn == c && !e.confirmed && time.Since(e.asked) >= 2*p.health {
+			late = append(late, e)
+			e.asked = time.Now()
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range late {
+		p.reroute(e)
+	}
+}
+
+// dispatch handles one message read from connection c.
+func (p *pubsubService) dispatch(c *psConn, msg any) {
 	p.mu.Lock()
 	switch m := msg.(type) {
 	case *redis.Message:
-		if e := p.entries[m.Channel]; e != nil {
+		e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+		if e == nil {
+			break
+		}
+		if e.policy != nil {
 			e.apply(p, e.policy(m.Payload))
 		}
+		for _, l := range e.listeners {
+			select {
+			case l.ch <- m.Payload:
+			default:
+				l.dropped.Add(1)
+			}
+		}
 	case *redis.Subscription:
-		e := p.entries[m.Channel]
-		if e == nil || (m.Kind != "subscribe" && m.Kind != "ssubscribe") {
+		e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+		if e == nil || e.conn != c {
 			break
 		}
-		if e.confirmed {
-			// Subscribed again after a reconnect: messages may have been
-			// lost meanwhile, so every waiter polls once more.
-			e.wakeNow(-1)
-			break
-		}
-		e.confirmed = true
-		close(e.ready)
-		if e.refs == 0 {
-			p.idle(e) // releases p.mu
-			return
+		switch m.Kind {
+		case "sunsubscribe":
+			// Unasked (the entry is still wanted): the slot left this
+			// node. An unconfirmed entry's sunsubscribe is the answer to an
+			// earlier drop of the same channel, not news.
+			if e.confirmed {
+				e.asked = time.Now()
+				go p.reroute(e)
+			}
+		case "subscribe", "ssubscribe":
+			if e.confirmed {
+				// Subscribed again after a reconnect: messages may have been
+				// lost meanwhile, so every waiter polls once more.
+				e.wakeNow(-1)
+				break
+			}
+			e.confirmed = true
+			close(e.ready)
+			if e.refs == 0 {
+				p.idle(e) // releases p.mu
+				return
+			}
 		}
 	}
 	p.mu.Unlock()
 }
 
-// close stops the receive loop, wakes every waiter with ErrClientClosed and
-// waits for the loop to return.
+// close stops the receive loops, wakes every waiter with ErrClientClosed and
+// waits for the loops to return.
 func (p *pubsubService) close() {
 	p.mu.Lock()
 	if p.closed {
@@ -565,13 +852,15 @@ func (p *pubsubService) close() {
 			e.idle = nil
 		}
 	}
-	ps := p.ps
-	p.mu.Unlock()
-	if ps == nil {
-		return
+	conns := make([]*psConn, 0, len(p.conns))
+	for _, c := range p.conns {
+		conns = append(conns, c)
 	}
-	_ = ps.Close()
-	<-p.loopDone
+	p.mu.Unlock()
+	for _, c := range conns {
+		_ = c.ps.Close()
+	}
+	p.loops.Wait()
 }
 
 // channels reports how many channels are subscribed, lingering ones
@@ -580,4 +869,11 @@ func (p *pubsubService) channels() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.entries)
+}
+
+// connections reports how many pub/sub connections are open (for tests).
+func (p *pubsubService) connections() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
 }

@@ -158,9 +158,9 @@ func TestPubSubLostMessageBoundedByTTL(t *testing.T) {
 }
 
 func TestPubSubWakePolicy(t *testing.T) {
-	p := newPubSub(nil, time.Second, 0)
-	e := &channelEntry{channel: "c", policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
-	p.entries["c"] = e
+	p := newPubSub(nil, PubSubAuto, time.Second, 0)
+	e := &channelEntry{key: chanKey{name: "c"}, policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
+	p.entries[e.key] = e
 	p.mu.Lock()
 	subs := []*subscription{e.join(p), e.join(p), e.join(p)}
 	p.mu.Unlock()

@@ -282,7 +282,7 @@ func TestRegressWakePassedOnWhenContextEnds(t *testing.T) {
 	waiters := func(channel string) int {
 		b.pubsub.mu.Lock()
 		defer b.pubsub.mu.Unlock()
-		if e := b.pubsub.entries[channel]; e != nil && e.confirmed {
+		if e := b.pubsub.entries[b.pubsub.objectKey(channel)]; e != nil && e.confirmed {
 			return len(e.waiters)
 		}
 		return -1
@@ -305,7 +305,10 @@ func TestRegressWakePassedOnWhenContextEnds(t *testing.T) {
 		eventually(t, 10*time.Second, "W2 waiting", func() bool { return waiters(channel) == 2 })
 
 		rdb.Del(ctx, name) // the holder's release; its message is delivered here:
-		b.pubsub.dispatch(&redis.Message{Channel: channel, Payload: "0"})
+		b.pubsub.mu.Lock()
+		conn := b.pubsub.entries[b.pubsub.objectKey(channel)].conn
+		b.pubsub.mu.Unlock()
+		b.pubsub.dispatch(conn, &redis.Message{Channel: channel, Payload: "0"})
 		cancel1()
 		start := time.Now()
 		if r := <-w1; r.ok {

@@ -203,7 +203,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if l.kind == fairLock {
 		keys = append(keys, l.queueKey)
 	}
-	n, err := l.c.scripts.run(ctx, l.kind.force, keys, l.kind.forceArgs...).Int64()
+	n, err := l.c.scripts.run(ctx, l.kind.force, keys, l.kind.forceArgs(l.c.pubsub.publishArg(ctx))...).Int64()
 	if err != nil {
 		return false, classify(l.name, err)
 	}

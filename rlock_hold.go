@@ -110,7 +110,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	if w.subscribed && l.kind == fairLock {
 		pub = "wait"
 	} else if w.subscribed && l.kind.announce {
-		pub, msg = "publish", "2"
+		pub, msg = l.c.pubsub.publishArg(ctx), "2"
 		if w.age >= 0 {
 			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
 		}
@@ -216,7 +216,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 	}
 	l.relKeys[2] = latch
 	res, err := l.c.scripts.run(ctx, l.kind.release, l.relKeys,
-		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, "publish").Int64Slice()
+		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		return 0, err
 	}

@@ -362,14 +362,20 @@ func TestRWLockMutualExclusion(t *testing.T) {
 func TestRWLockCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
 	rdb := cl.Client(t)
-	c := newClient(t, rdb, &Options{WatchdogTimeout: 600 * time.Millisecond})
+	// The watchdog must renew the holds at least twice while they are kept;
+	// the lease is generous because a loaded machine delays renewals.
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 1200 * time.Millisecond})
 	ctx := testCtx(t, 30*time.Second)
+	var rws []*ReadWriteLock
 	for i := 0; i < 6; i++ {
-		name := uniqueName(t, rdb) + ":" + strconv.Itoa(i)
-		rw := c.GetReadWriteLock(name)
+		rw := c.GetReadWriteLock(uniqueName(t, rdb) + ":" + strconv.Itoa(i))
 		mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
 		mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
-		time.Sleep(700 * time.Millisecond)
+		rws = append(rws, rw)
+	}
+	time.Sleep(2 * time.Second)
+	for _, rw := range rws {
+		name := rw.Name()
 		if rw.ReadLock().Err() != nil || rw.WriteLock().Err() != nil {
 			t.Fatalf("%s lost on cluster", name)
 		}

@@ -77,7 +77,9 @@ func TestScriptsEvalShaOnly(t *testing.T) {
 func TestScriptsFlushMidWorkload(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	c := newClient(t, rdb, &Options{WatchdogTimeout: 300 * time.Millisecond})
+	// Renewals every 300ms across a second of flushes: several of them
+	// meet a flushed cache, with room for a loaded machine's delays.
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 900 * time.Millisecond})
 	ctx := testCtx(t, 60*time.Second)
 	name := uniqueName(t, rdb)
 	// Long-held locks whose renewals must survive the flush.

@@ -166,7 +166,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 		return false, err
 	}
 	m := s.marker()
-	set, err := s.c.scripts.run(ctx, scriptSemSet, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, "publish").Int64()
+	set, err := s.c.scripts.run(ctx, scriptSemSet, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Int64()
 	forgetCallMarker(s.c, m, err)
 	return set == 1, s.wrap(err)
 }
@@ -206,7 +206,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 // published.
 func (s *Semaphore) add(ctx context.Context, n int64) error {
 	m := s.marker()
-	err := s.c.scripts.run(ctx, scriptSemAdd, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, "publish").Err()
+	err := s.c.scripts.run(ctx, scriptSemAdd, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Err()
 	forgetCallMarker(s.c, m, err)
 	return s.wrap(err)
 }
@@ -364,7 +364,7 @@ type semCall struct {
 func (a *semCall) try(ctx context.Context, waited int64) (bool, error) {
 	s := a.s
 	res, err := s.c.scripts.run(ctx, scriptSemAcquire, a.keys,
-		a.n, a.id, waited, s.c.retryWindowArg, reservationTTLArg, "publish").Int64Slice()
+		a.n, a.id, waited, s.c.retryWindowArg, reservationTTLArg, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {
@@ -397,6 +397,6 @@ func (a *semCall) cancel(ctx context.Context, inFlight bool) {
 	if inFlight {
 		window = s.c.retryWindowArg
 	}
-	_ = s.c.scripts.run(cctx, scriptSemCancel, a.keys, a.n, a.id, window, "publish").Err()
+	_ = s.c.scripts.run(cctx, scriptSemCancel, a.keys, a.n, a.id, window, s.c.pubsub.publishArg(cctx)).Err()
 	a.reserved = false
 }

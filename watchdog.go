@@ -21,6 +21,7 @@ type hold struct {
 	seq     uint64 // unique within the client
 	renew   *script
 	drop    *script // nil: a stale field is left to expire
+	pub     any     // with drop: the publish command
 	// renewArgs are the hold's arguments to renew after the lease.
 	renewArgs []any
 	done      chan struct{}
@@ -222,7 +223,7 @@ func (w *watchdog) startPass(period time.Duration) chan *pass {
 		i = j
 	}
 	for _, h := range stale {
-		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, "publish"}})
+		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1)
