@@ -194,7 +194,7 @@ func TestClusterShardedSemaphoreAndLatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		opened := make(chan error, 1)
-		go func() { opened <- b.GetCountDownLatch(name+":latch").Await(ctx) }()
+		go func() { opened <- b.GetCountDownLatch(name + ":latch").Await(ctx) }()
 		semCh := prefixName("redisson_sc", name+":sem")
 		latchCh := "redisson_countdownlatch__channel__{" + name + ":latch}"
 		eventually(t, 10*time.Second, "waiters subscribed", func() bool {
