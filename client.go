@@ -62,6 +62,18 @@ type Options struct {
 	// Redisson does by default, so that Go and Java clients hear each other.
 	PubSubMode PubSubMode
 
+	// ReplicaAck, when Replicas > 0, makes every lock acquisition wait
+	// until that many replicas have acknowledged it (Redis WAIT, sent in the
+	// same round trip as the acquire script), for at most Timeout (default
+	// 1s). An acquisition that too few replicas acknowledged is undone and
+	// reported as ErrNotReplicated: with asynchronous replication, a lock
+	// acquired just before a failover can otherwise vanish with the old
+	// master and be granted twice. It is Redisson's remedy (its
+	// checkLockSyncedSlaves). It narrows that window but does not close it
+	// (a replica that acknowledged may still not be the one promoted), and
+	// it costs the replication delay on every acquisition. Off by default.
+	ReplicaAck ReplicaAck
+
 	// Codec encodes the values of typed objects (Bucket, Map, Topic,
 	// BloomFilter) that are not given a codec of their own. Default
 	// MsgpackCodec, as Redisson's default codec is MessagePack.
@@ -127,6 +139,14 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 	case v.PubSubHealthCheck < 10*time.Millisecond:
 		return bad("PubSubHealthCheck", v.PubSubHealthCheck)
 	}
+	switch {
+	case v.ReplicaAck.Replicas < 0:
+		return bad("ReplicaAck.Replicas", v.ReplicaAck.Replicas)
+	case v.ReplicaAck.Timeout < 0:
+		return bad("ReplicaAck.Timeout", v.ReplicaAck.Timeout)
+	case v.ReplicaAck.Timeout == 0:
+		v.ReplicaAck.Timeout = time.Second
+	}
 	if v.PubSubMode < PubSubAuto || v.PubSubMode > PubSubPlain {
 		return bad("PubSubMode", v.PubSubMode)
 	}
@@ -134,6 +154,12 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 		v.Codec = MsgpackCodec{}
 	}
 	return v, nil
+}
+
+// ReplicaAck configures Options.ReplicaAck.
+type ReplicaAck struct {
+	Replicas int           // replicas that must acknowledge; 0: off
+	Timeout  time.Duration // how long to wait for them; default 1s
 }
 
 // retryWindow estimates how long go-redis may resend a command after its

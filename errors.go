@@ -48,6 +48,11 @@ var (
 	// writer at the same key.
 	ErrUnexpectedReply = errors.New("redisson: unexpected reply from redis")
 
+	// ErrNotReplicated is returned by a lock acquisition that fewer
+	// replicas acknowledged than Options.ReplicaAck asks for; the
+	// acquisition was undone.
+	ErrNotReplicated = errors.New("redisson: acquisition not acknowledged by enough replicas")
+
 	// ErrInvalidRate is returned by rate limiters for a rate, limit, burst,
 	// interval or period that is zero or negative, or a keep-alive shorter
 	// than the interval.

@@ -426,3 +426,30 @@ func TestRegressIdentityChangeRaceFree(t *testing.T) {
 		t.Fatalf("%d owner fields over 5 holds each lost before the next; want 5", len(owners))
 	}
 }
+
+// L8: a fair lock's state calls (IsLocked, IsHeld, HoldCount,
+// RemainingLease) read the plain lock state, and used to refuse its
+// three-value reply as unexpected.
+func TestRegressFairLockState(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	l := c.GetFairLock(uniqueName(t, rdb))
+	if locked, err := l.IsLocked(ctx); err != nil || locked {
+		t.Fatalf("free: IsLocked = %v, %v", locked, err)
+	}
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	if n, err := l.HoldCount(ctx); err != nil || n != 2 {
+		t.Fatalf("HoldCount = %d, %v; want 2", n, err)
+	}
+	if d, err := l.RemainingLease(ctx); err != nil || d <= 0 || d > time.Minute {
+		t.Fatalf("RemainingLease = %v, %v", d, err)
+	}
+	other := c.GetFairLock(l.Name())
+	if held, err := other.IsHeld(ctx); err != nil || held {
+		t.Fatalf("other owner: IsHeld = %v, %v", held, err)
+	}
+	l.Unlock(ctx)
+	l.Unlock(ctx)
+}

@@ -228,10 +228,10 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err != nil {
 		return lockState{}, classify(l.name, err)
 	}
-	if l.kind == plainLock && len(res) == 3 {
+	if l.kind.state == scriptLockState && len(res) == 3 { // lock and fair lock
 		return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, nil
 	}
-	if l.kind != plainLock && len(res) == 4 {
+	if l.kind.state == scriptRWState && len(res) == 4 {
 		locked := res[0] == 1 // read side: any read hold
 		if l.kind == writeLock {
 			locked = res[1] == 1

@@ -120,7 +120,15 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	// the holder hears of it before any other owner can acquire.
 	expires := start.Add(lease - lossMargin(lease))
 	args := append([]any{l.lease.arg, l.fieldArg, l.count, pub, msg}, l.acqExtra...)
-	res, err := l.c.scripts.run(ctx, l.kind.acquire, l.acqKeys, args...).Int64Slice()
+	var acked int64
+	var cmd *redis.Cmd
+	ack := l.c.opts.ReplicaAck
+	if ack.Replicas > 0 {
+		cmd, acked = l.c.scripts.runWait(ctx, l.kind.acquire, l.acqKeys, ack.Replicas, ack.Timeout, args...)
+	} else {
+		cmd = l.c.scripts.run(ctx, l.kind.acquire, l.acqKeys, args...)
+	}
+	res, err := cmd.Int64Slice()
 	if err != nil {
 		var rerr redis.Error
 		if !errors.As(err, &rerr) {
@@ -137,6 +145,11 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 			return false, -1, nil // held without expiry
 		}
 		return false, time.Duration(res[1]) * time.Millisecond, nil
+	}
+	if ack.Replicas > 0 && acked < int64(ack.Replicas) {
+		l.compensate(ctx, expires)
+		return false, 0, fmt.Errorf("%w: %s %q: %d of %d replicas acknowledged within %v",
+			ErrNotReplicated, l.kind.what, l.name, acked, ack.Replicas, ack.Timeout)
 	}
 	if l.hold != nil && res[0] == 1 {
 		// We thought we re-entered, but Redis no longer knew the old hold:

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -66,6 +67,40 @@ func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any
 		return cmd
 	}
 	return c.rdb.EvalSha(ctx, s.sha, keys, args...)
+}
+
+// runWait calls s like run, followed in the same pipeline (on the same
+// connection, so that WAIT covers the script's writes) by WAIT replicas
+// timeout. It returns the script's result and how many replicas
+// acknowledged (0 when the WAIT did not run).
+func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replicas int, timeout time.Duration, args ...any) (*redis.Cmd, int64) {
+	var target redis.Cmdable = c.rdb
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok && len(keys) > 0 {
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return cmd, 0
+		}
+		target = node
+	}
+	send := func() (*redis.Cmd, *redis.IntCmd) {
+		pipe := target.Pipeline()
+		cmd := pipe.EvalSha(ctx, s.sha, keys, args...)
+		wait := redis.NewIntCmd(ctx, "wait", replicas, timeout.Milliseconds())
+		_ = pipe.Process(ctx, wait)
+		_, _ = pipe.Exec(ctx)
+		return cmd, wait
+	}
+	cmd, wait := send()
+	if isNoScript(cmd.Err()) {
+		if err := c.load(ctx, s, keys); err != nil {
+			cmd.SetErr(err)
+			return cmd, 0
+		}
+		cmd, wait = send()
+	}
+	return cmd, wait.Val()
 }
 
 // load loads s on the node that serves keys (every node without keys).
