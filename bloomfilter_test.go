@@ -407,3 +407,66 @@ func TestClusterBloomFilter(t *testing.T) {
 		t.Fatalf("TryInit on bad{name: %v; want ErrInvalidName", err)
 	}
 }
+
+// redissonBloomPositions are the bit positions Redisson's RBloomFilter
+// (ByteArrayCodec, so the value's bytes are hashed unchanged) uses for these
+// values in a filter of 9585 bits and 7 hash iterations (TryInit(1000,
+// 0.01)). They were computed by a Java transcription of Redisson's
+// HighwayHash (128-bit, Redisson's key) and index sequence, run outside this
+// repository; the inputs cover the empty value, remainders of every class
+// (under 4 bytes, 4..15, 16..31) and whole 32-byte packets.
+var redissonBloomPositions = map[string][7]int64{
+	"":                                 {6677, 3567, 7896, 4786, 9115, 6005, 3097},
+	"a":                                {2938, 1673, 4611, 998, 3936, 2671, 3261},
+	"abc":                              {849, 7673, 8522, 5761, 6610, 3849, 4698},
+	"hello, world":                     {7884, 7248, 3199, 2563, 8099, 226, 5762},
+	"0123456789abcdef0123456789abcdef": {5026, 1393, 6419, 2786, 5464, 4179, 6857},
+	"0123456789abcdef0123456789abcdef-and-a-remainder-of-29": {8519, 3433, 19, 4518, 1104, 5603, 2189},
+	"exactly-16-bytes":  {5868, 9151, 3086, 6369, 304, 3587, 9455},
+	"seventeen bytes!!": {5330, 3037, 8367, 6074, 1819, 9111, 2508},
+}
+
+// Go sets and tests the same bits as Java Redisson for the same encoded
+// value: Add sets exactly Redisson's positions, and bits set at Redisson's
+// positions (as a Java client would) make Contains true.
+func TestBloomFilterRedissonPositions(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for value, want := range redissonBloomPositions {
+		name := typedName(t, rdb, "config")
+		f := GetBloomFilter[[]byte](c, name, WithCodec(BytesCodec{}))
+		if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Add(ctx, []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+		distinct := map[int64]bool{}
+		for _, pos := range want {
+			distinct[pos] = true
+			if rdb.GetBit(ctx, name, pos).Val() != 1 {
+				t.Errorf("%q: bit %d not set; Redisson sets %v", value, pos, want)
+			}
+		}
+		if n := rdb.BitCount(ctx, name, nil).Val(); n != int64(len(distinct)) {
+			t.Errorf("%q: %d bits set; Redisson sets %d (%v)", value, n, len(distinct), want)
+		}
+
+		// The other direction: a filter written by Java.
+		javaName := typedName(t, rdb, "config")
+		fj := GetBloomFilter[[]byte](c, javaName, WithCodec(BytesCodec{}))
+		if _, err := fj.TryInit(ctx, 1000, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		for i, pos := range want {
+			if in, err := fj.Contains(ctx, []byte(value)); err != nil || in {
+				t.Fatalf("%q: Contains with %d of Redisson's bits set = %v, %v; want false", value, i, in, err)
+			}
+			rdb.SetBit(ctx, javaName, pos, 1)
+		}
+		if in, err := fj.Contains(ctx, []byte(value)); err != nil || !in {
+			t.Errorf("%q: Contains with Redisson's bits set = %v, %v; want true", value, in, err)
+		}
+	}
+}
