@@ -79,6 +79,7 @@ type BloomFilter[T any] struct {
 	name    string
 	config  string
 	codec   Codec
+	object  string // `bloomfilter "name"`, for codec errors
 	badName error
 	params  atomic.Pointer[bloomParams]
 }
@@ -108,6 +109,7 @@ func GetBloomFilter[T any](c *Client, name string, opts ...ObjectOption) *BloomF
 		name:   name,
 		config: suffixName(name, "config"),
 		codec:  c.objectCodec(opts),
+		object: fmt.Sprintf("%s %q", bloomKind, name),
 	}
 	f.badName = c.nameError(bloomKind, name, f.config)
 	return f
@@ -226,7 +228,8 @@ func (f *BloomFilter[T]) run(ctx context.Context, s *script, values []T) (int64,
 	if err != nil {
 		return 0, err
 	}
-	var calls []*call
+	keys := f.keys()
+	calls := make([]*call, 0, (len(values)+bloomBatch-1)/bloomBatch)
 	for len(values) > 0 {
 		batch := values[:min(len(values), bloomBatch)]
 		values = values[len(batch):]
@@ -237,7 +240,7 @@ func (f *BloomFilter[T]) run(ctx context.Context, s *script, values []T) (int64,
 				return 0, err
 			}
 		}
-		calls = append(calls, &call{s: s, keys: f.keys(), args: args})
+		calls = append(calls, &call{s: s, keys: keys, args: args})
 	}
 	var cmdErr error
 	if len(calls) == 1 {
@@ -269,7 +272,7 @@ func (f *BloomFilter[T]) run(ctx context.Context, s *script, values []T) (int64,
 // 64-bit arithmetic: position i is (h & MaxInt64) mod size, starting at
 // h = h1 and adding h2 after even i and h1 after odd i.
 func (f *BloomFilter[T]) appendIndexes(dst []any, v T, p *bloomParams) ([]any, error) {
-	b, err := encodeValue(f.codec, fmt.Sprintf("%s %q", bloomKind, f.name), v)
+	b, err := encodeValue(f.codec, f.object, v)
 	if err != nil {
 		return dst, err
 	}
