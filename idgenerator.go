@@ -76,9 +76,10 @@ func (g *IdGenerator) err(err error) error {
 // allocationSize, each only where it is not set yet, and reports whether it
 // set the allocation size (Redisson's semantics: a generator already used,
 // or initialised, reports false and keeps its counter). It returns
-// ErrInvalidAllocation for allocationSize < 1; ErrEmptyName,
-// ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error
-// otherwise.
+// ErrInvalidAllocation for allocationSize < 1; ErrWrongType when a key
+// holds another type or a value that is not an integer; ErrEmptyName,
+// ErrInvalidName, ErrClientClosed, or a Redis error otherwise. A rejected
+// call leaves Redis unchanged.
 func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) (bool, error) {
 	if err := g.check(); err != nil {
 		return false, err

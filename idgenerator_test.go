@@ -211,8 +211,8 @@ func TestIdGeneratorErrors(t *testing.T) {
 	}{
 		{"counter is a hash", func(n string) { rdb.HSet(ctx, n, "a", 1) }, "", ErrWrongType, true},
 		{"allocation is a list", nil, "list", ErrWrongType, true},
-		{"counter not an integer", func(n string) { rdb.Set(ctx, n, "abc", 0) }, "", ErrWrongType, false},
-		{"allocation not an integer", nil, "x", ErrWrongType, false},
+		{"counter not an integer", func(n string) { rdb.Set(ctx, n, "abc", 0) }, "", ErrWrongType, true},
+		{"allocation not an integer", nil, "x", ErrWrongType, true},
 		{"allocation zero", nil, "0", ErrInvalidAllocation, false},
 		{"allocation negative", nil, "-4", ErrInvalidAllocation, false},
 	}
