@@ -10,9 +10,9 @@
 -- ARGV[3]  permits asked for (1 <= n <= limit)
 --
 -- Returns {allowed (1/0), remaining permits, retry-after in µs (0 when
--- allowed), reset-after in µs (when the window ends)}. Redis deletes a key
--- once its clock is past the expiry time, so the window ends 1ms after
--- PTTL: that is what retry-after and reset-after report. A key holding
+-- allowed), reset-after in µs (the window's PTTL)}. Redis deletes a key
+-- only once its clock is past the expiry time, so a rejected request may be
+-- retried 1ms after the PTTL: that is what retry-after reports. A key holding
 -- another type, or a string that is not a count, is an error starting with
 -- WRONGTYPE and is left unchanged.
 local limit = tonumber(ARGV[1])
@@ -36,13 +36,12 @@ if cur then
     end
 end
 
-local left = (ttl + 1) * 1000
 if used + n > limit then
-    return {0, limit - used, left, left}
+    return {0, limit - used, (ttl + 1) * 1000, ttl * 1000}
 end
 if cur then
     redis.call('incrby', KEYS[1], n)
 else
     redis.call('set', KEYS[1], n, 'px', window)
 end
-return {1, limit - used - n, 0, left}
+return {1, limit - used - n, 0, ttl * 1000}
