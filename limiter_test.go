@@ -211,7 +211,7 @@ func TestKeyedLimiterConcurrentExact(t *testing.T) {
 		}},
 	}
 	const limit, goroutines, rounds = 40, 24, 5 // 120 requests per key
-	keys := []string{"10.0.0.1", "10.0.0.2", "user:7", "api-key-x", "ü"}
+	keys := []string{"10.0.0.1", "10.0.0.2", "user:7", "api-key-x", "ü", "we{ir}d", "}{"}
 	for _, top := range topologies {
 		for _, k := range keyedKinds {
 			t.Run(top.name+"/"+k.kind, func(t *testing.T) {
