@@ -1,6 +1,7 @@
 package redisson
 
 import (
+	"github.com/redis/go-redis/v9"
 	"testing"
 	"time"
 )
@@ -9,7 +10,10 @@ import (
 // remaining and reset, expires with its window, and admits the request
 // again once RetryAfter has passed.
 func TestFixedWindowLimiter(t *testing.T) {
-	rdb := sharedRedis(t)
+	forTopologies(t, testFixedWindowLimiter)
+}
+
+func testFixedWindowLimiter(t *testing.T, rdb redis.UniversalClient) {
 	ctx := testCtx(t, 30*time.Second)
 	c := newClient(t, rdb, nil)
 	name := limiterName(t, rdb)

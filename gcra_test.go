@@ -1,6 +1,7 @@
 package redisson
 
 import (
+	"github.com/redis/go-redis/v9"
 	"testing"
 	"time"
 )
@@ -9,7 +10,10 @@ import (
 // changes nothing and its RetryAfter is when the request fits; the key
 // expires when the identity is back to a full burst.
 func TestGCRALimiter(t *testing.T) {
-	rdb := sharedRedis(t)
+	forTopologies(t, testGCRALimiter)
+}
+
+func testGCRALimiter(t *testing.T, rdb redis.UniversalClient) {
 	ctx := testCtx(t, 30*time.Second)
 	c := newClient(t, rdb, nil)
 	name := limiterName(t, rdb)

@@ -44,6 +44,13 @@ func deleteIdentityKeys(rdb redis.UniversalClient, name string) {
 	}
 }
 
+// forTopologies runs test on the shared single node and on the shared
+// 3-master cluster.
+func forTopologies(t *testing.T, test func(t *testing.T, rdb redis.UniversalClient)) {
+	t.Run("single", func(t *testing.T) { test(t, sharedRedis(t)) })
+	t.Run("cluster", func(t *testing.T) { test(t, redistest.SharedCluster(t).Client(t)) })
+}
+
 // keyedKinds builds each keyed limiter with "limit" permits at once that
 // are not regained during a test (a one-hour window or rate).
 var keyedKinds = []struct {
