@@ -1,0 +1,256 @@
+// Command ratelimited is a demo HTTP server whose requests are limited per
+// client IP by the httplimit middleware over a redisson keyed limiter.
+//
+//	go run ./cmd/ratelimited                       # serve on :8080, embedded miniredis
+//	go run ./cmd/ratelimited -algo gcra -limit 5 -window 10s -burst 3
+//	go run ./cmd/ratelimited -redis 127.0.0.1:6379 # a real Redis server
+//	go run ./cmd/ratelimited -demo 12              # send 12 requests to itself and exit
+//
+// Then curl -i localhost:8080/ and watch the RateLimit-Policy, RateLimit
+// and, once over the limit, Retry-After fields. /healthz is not limited.
+// Behind a reverse proxy, name it with -trust 10.0.0.0/8 so that its
+// X-Forwarded-For is used; -fail-closed answers 503 instead of serving
+// without limit when Redis is unreachable.
+//
+// With -demo N the server listens on a free local port, sends N requests
+// to itself from two simulated clients (announced through X-Forwarded-For
+// by a trusted local proxy), prints each answer and a summary, and exits
+// with status 0 when every client got exactly its allowance, 1 otherwise.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/httplimit"
+	"github.com/redis/go-redis/v9"
+)
+
+func main() { os.Exit(run()) }
+
+// Config is the server's configuration.
+type Config struct {
+	Algo       string // "fixed" or "gcra"
+	Limit      int64
+	Window     time.Duration
+	Burst      int64 // gcra only; 0 means Limit
+	Name       string
+	Trusted    []netip.Prefix
+	FailClosed bool
+}
+
+func run() int {
+	var cfg Config
+	addr := flag.String("addr", ":8080", "listen `address`")
+	redisAddr := flag.String("redis", "", "`host:port` of a real Redis server (default: embedded miniredis)")
+	flag.StringVar(&cfg.Algo, "algo", "fixed", "limiter: fixed (fixed window) or gcra (steady rate with bursts)")
+	flag.Int64Var(&cfg.Limit, "limit", 10, "requests per window per client IP (gcra: the rate)")
+	flag.DurationVar(&cfg.Window, "window", time.Minute, "window (gcra: the period of the rate)")
+	flag.Int64Var(&cfg.Burst, "burst", 0, "gcra burst (default: -limit)")
+	flag.StringVar(&cfg.Name, "name", "ratelimited", "limiter name, the prefix of its Redis keys")
+	trust := flag.String("trust", "", "comma-separated `prefixes` of trusted reverse proxies")
+	flag.BoolVar(&cfg.FailClosed, "fail-closed", false, "answer 503 when Redis is unreachable (default: serve without limit)")
+	demo := flag.Int("demo", 0, "send `N` requests to the server from two clients, print the answers and exit")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		return 2
+	}
+	for _, s := range strings.Split(*trust, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ratelimited: -trust:", err)
+			return 2
+		}
+		cfg.Trusted = append(cfg.Trusted, p)
+	}
+
+	backend := "redis " + *redisAddr
+	if *redisAddr == "" {
+		mr, err := startMiniredis()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ratelimited: miniredis:", err)
+			return 2
+		}
+		defer mr.Close()
+		*redisAddr, backend = mr.Addr(), "embedded miniredis"
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: *redisAddr, DisableIdentity: true})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ratelimited:", err)
+		return 2
+	}
+	defer client.Close()
+
+	if *demo > 0 {
+		*addr = "127.0.0.1:0"
+		cfg.Trusted = append(cfg.Trusted, netip.MustParsePrefix("127.0.0.0/8"))
+		cfg.Name += ":" + fmt.Sprint(time.Now().UnixNano()) // fresh identities on a real server
+	}
+	h, err := Handler(client, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ratelimited:", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ratelimited:", err)
+		return 2
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("ratelimited: serve", "err", err)
+		}
+	})
+	defer wg.Wait()
+	defer srv.Close()
+	l := limiter(client, cfg)
+	p := l.Policy()
+	fmt.Printf("ratelimited: http://%s/ — %s limiter %q: %d per %v, burst %d, per client IP; %s\n",
+		ln.Addr(), cfg.Algo, p.Name, p.Limit, p.Window, p.Burst, backend)
+
+	if *demo > 0 {
+		return runDemo("http://"+ln.Addr().String()+"/", *demo, p.Burst)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	<-ctx.Done()
+	return 0
+}
+
+// limiter returns the keyed limiter cfg describes.
+func limiter(c *redisson.Client, cfg Config) redisson.KeyedLimiter {
+	if cfg.Algo == "gcra" {
+		burst := cfg.Burst
+		if burst == 0 {
+			burst = cfg.Limit
+		}
+		return c.GetGCRALimiter(cfg.Name, cfg.Limit, cfg.Window, burst)
+	}
+	return c.GetFixedWindowLimiter(cfg.Name, cfg.Limit, cfg.Window)
+}
+
+// Handler returns the demo's routes: / limited per client IP, /healthz not
+// limited.
+func Handler(c *redisson.Client, cfg Config) (http.Handler, error) {
+	if cfg.Algo != "fixed" && cfg.Algo != "gcra" {
+		return nil, fmt.Errorf("unknown -algo %q (fixed or gcra)", cfg.Algo)
+	}
+	limit, err := httplimit.New(limiter(c, cfg), &httplimit.Options{
+		TrustedProxies: cfg.Trusted,
+		FailClosed:     cfg.FailClosed,
+		PolicyName:     "per-ip",
+		Skip:           func(r *http.Request) bool { return r.URL.Path == "/healthz" },
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		d, _ := httplimit.DecisionFrom(r.Context())
+		fmt.Fprintf(w, "hello; %d requests left\n", d.Remaining)
+	})
+	return limit(mux), nil
+}
+
+// runDemo sends n requests, alternating two clients, and reports whether
+// each got exactly its allowance (min(its requests, burst)).
+func runDemo(url string, n int, burst int64) int {
+	clients := []string{"198.51.100.1", "198.51.100.2"}
+	ok := map[string]int64{}
+	sent := map[string]int64{}
+	for i := range n {
+		ip := clients[i%len(clients)]
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ratelimited:", err)
+			return 2
+		}
+		req.Header.Set("X-Forwarded-For", ip)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ratelimited:", err)
+			return 2
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sent[ip]++
+		if resp.StatusCode == http.StatusOK {
+			ok[ip]++
+		}
+		line := fmt.Sprintf("%-13s %d  RateLimit: %s", ip, resp.StatusCode, resp.Header.Get("RateLimit"))
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			line += "  Retry-After: " + ra
+		}
+		fmt.Println(line)
+	}
+	status := 0
+	for _, ip := range clients {
+		want := min(sent[ip], burst)
+		fmt.Printf("%s: %d of %d allowed (want %d)\n", ip, ok[ip], sent[ip], want)
+		if ok[ip] != want {
+			status = 1
+		}
+	}
+	return status
+}
+
+// fakeRedis is an embedded miniredis whose clock follows real time, so that
+// keys expire.
+type fakeRedis struct {
+	*miniredis.Miniredis
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startMiniredis() (*fakeRedis, error) {
+	m, err := miniredis.Run()
+	if err != nil {
+		return nil, err
+	}
+	f := &fakeRedis{Miniredis: m, stop: make(chan struct{})}
+	f.wg.Go(func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-f.stop:
+				return
+			case now := <-tick.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	})
+	return f, nil
+}
+
+// Close stops the clock and the server.
+func (f *fakeRedis) Close() {
+	close(f.stop)
+	f.wg.Wait()
+	f.Miniredis.Close()
+}

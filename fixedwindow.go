@@ -1,0 +1,88 @@
+package redisson
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+var scriptFixedWindow = mustScript("fixed_window")
+
+// FixedWindowLimiter grants each identity at most a limit of permits per
+// window. An identity's window opens with its first allowed request (it is
+// not aligned to the clock) and its counter expires when the window ends,
+// so an idle identity costs nothing in Redis. It is the cheapest limiter:
+// one string per active identity and one script call (EVALSHA) per
+// decision. A client may use up to twice the limit across the boundary of
+// two windows; use a GCRALimiter for a smooth rate.
+//
+// Layout: the counter of identity key is the string <name>:{<key>} (see
+// KeyedLimiter for why the braces); its TTL is the time left in the window.
+// A rejected request is not counted: the script reads the counter and
+// increments it only when the request fits, in the same round trip.
+//
+// A FixedWindowLimiter is safe for concurrent use and holds no state of its
+// own.
+type FixedWindowLimiter struct {
+	c         *Client
+	name      string
+	limit     int64
+	window    time.Duration
+	badConfig error
+	limitArg  string
+	windowArg string
+}
+
+const fixedWindowKind = "fixed window limiter"
+
+// GetFixedWindowLimiter returns the fixed-window limiter called name that
+// grants each identity at most limit permits per window. It does no I/O. A
+// limit below 1 or a window below 1ms makes every call return
+// ErrInvalidRate; an empty name, ErrEmptyName. Windows are counted in whole
+// milliseconds.
+func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Duration) *FixedWindowLimiter {
+	l := &FixedWindowLimiter{
+		c:         c,
+		name:      name,
+		limit:     limit,
+		window:    window.Truncate(time.Millisecond),
+		limitArg:  strconv.FormatInt(limit, 10),
+		windowArg: strconv.FormatInt(window.Milliseconds(), 10),
+	}
+	if limit < 1 || window < time.Millisecond {
+		l.badConfig = fmt.Errorf("%w: %s %q: limit %d per %v", ErrInvalidRate, fixedWindowKind, name, limit, window)
+	}
+	return l
+}
+
+// Name returns the limiter's name, the prefix of its keys.
+func (l *FixedWindowLimiter) Name() string { return l.name }
+
+// Policy returns the limiter's configuration: Limit and Burst are the
+// limit, Window the window.
+func (l *FixedWindowLimiter) Policy() RatePolicy {
+	return RatePolicy{Name: l.name, Limit: l.limit, Window: l.window, Burst: l.limit}
+}
+
+// Allow asks for n permits for the identity key in its current window. When
+// they fit, they are counted and the decision is Allowed; otherwise nothing
+// is counted and RetryAfter (equal to ResetAfter) is the time left in the
+// window. Remaining is the number of permits left in the window.
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrInvalidPermits for n < 1, ErrPermitsExceedRate for n
+// greater than the limit, ErrWrongType when the identity's key holds
+// another Redis type (or a string that is not a count), ErrEmptyName,
+// ErrClientClosed, or a Redis error; Redis is then unchanged.
+func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (RateDecision, error) {
+	if err := checkAllow(l.c, fixedWindowKind, l.name, l.badConfig, key, n, l.limit); err != nil {
+		return RateDecision{}, err
+	}
+	k := identityKey(l.name, key)
+	v, err := l.c.scripts.run(ctx, scriptFixedWindow, []string{k}, l.limitArg, l.windowArg, n).Result()
+	if err != nil {
+		return RateDecision{}, classify(k, err)
+	}
+	return decisionReply(fixedWindowKind, l.name, l.limit, v)
+}

@@ -1,0 +1,98 @@
+package redisson
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+var scriptGCRA = mustScript("gcra")
+
+// GCRALimiter grants each identity a steady rate of permits with bursts: an
+// identity may use up to burst permits at once, and regains one permit
+// every period/rate (the emission interval). It is the generic cell rate
+// algorithm, a leaky bucket that stores a single timestamp per identity:
+// the theoretical arrival time (TAT), at which the identity would be back
+// to a full burst. Time is read from the Redis server (TIME), so clients'
+// clocks do not matter.
+//
+// Layout: the TAT of identity key is the string <name>:{<key>} (see
+// KeyedLimiter), in microseconds since the Unix epoch; it expires when the
+// identity is back to a full burst, so an idle identity costs nothing in
+// Redis. One script call (EVALSHA) per decision; a rejected request changes
+// nothing.
+//
+// A GCRALimiter is safe for concurrent use and holds no state of its own.
+type GCRALimiter struct {
+	c           *Client
+	name        string
+	rate        int64
+	period      time.Duration
+	burst       int64
+	interval    time.Duration
+	badConfig   error
+	intervalArg string
+	burstArg    string
+}
+
+const gcraKind = "gcra limiter"
+
+// maxTolerance bounds burst × emission interval so that the script's
+// microsecond arithmetic stays exact in Lua's doubles.
+const maxTolerance = 100 * 365 * 24 * time.Hour
+
+// GetGCRALimiter returns the GCRA limiter called name that grants each
+// identity rate permits per period, in bursts of up to burst permits. It
+// does no I/O. The emission interval period/rate is rounded down to the
+// microsecond. A rate, period or burst below 1 (or an interval below 1µs,
+// or burst × interval beyond 100 years) makes every call return
+// ErrInvalidRate; an empty name, ErrEmptyName.
+func (c *Client) GetGCRALimiter(name string, rate int64, period time.Duration, burst int64) *GCRALimiter {
+	l := &GCRALimiter{c: c, name: name, rate: rate, period: period, burst: burst}
+	if rate >= 1 {
+		l.interval = (period / time.Duration(rate)).Truncate(time.Microsecond)
+	}
+	if rate < 1 || burst < 1 || l.interval < time.Microsecond || burst > int64(maxTolerance/l.interval) {
+		l.badConfig = fmt.Errorf("%w: %s %q: rate %d per %v, burst %d", ErrInvalidRate, gcraKind, name, rate, period, burst)
+	}
+	l.intervalArg = micros(l.interval)
+	l.burstArg = strconv.FormatInt(burst, 10)
+	return l
+}
+
+// Name returns the limiter's name, the prefix of its keys.
+func (l *GCRALimiter) Name() string { return l.name }
+
+// Interval returns the emission interval: period/rate, rounded down to the
+// microsecond; one permit is regained per interval.
+func (l *GCRALimiter) Interval() time.Duration { return l.interval }
+
+// Policy returns the limiter's configuration: Limit is the rate, Window the
+// period, Burst the burst.
+func (l *GCRALimiter) Policy() RatePolicy {
+	return RatePolicy{Name: l.name, Limit: l.rate, Window: l.period, Burst: l.burst}
+}
+
+// Allow asks for n permits for the identity key. When the identity has
+// them, they are spent and the decision is Allowed; otherwise nothing
+// changes and RetryAfter is how long until n permits will be available.
+// Remaining is the number of permits available at once after the decision;
+// ResetAfter is how long until the identity is back to a full burst.
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrInvalidPermits for n < 1, ErrPermitsExceedRate for n
+// greater than the burst, ErrWrongType when the identity's key holds
+// another Redis type (or a string that is not a time), ErrEmptyName,
+// ErrClientClosed, or a Redis error; Redis is then unchanged.
+func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (RateDecision, error) {
+	if err := checkAllow(l.c, gcraKind, l.name, l.badConfig, key, n, l.burst); err != nil {
+		return RateDecision{}, err
+	}
+	k := identityKey(l.name, key)
+	v, err := l.c.scripts.run(ctx, scriptGCRA, []string{k}, l.intervalArg, l.burstArg, n).Result()
+	if err != nil {
+		return RateDecision{}, classify(k, err)
+	}
+	return decisionReply(gcraKind, l.name, l.burst, v)
+}

@@ -1,0 +1,130 @@
+package httplimit
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// ClientIP returns the address of the client that sent r. The peer
+// (r.RemoteAddr) is the client unless it lies in one of trusted; then the
+// forwarding header (header: "X-Forwarded-For" or "Forwarded", every
+// occurrence in order) is read from the right, skipping addresses of
+// trusted proxies, and the first other address is the client. An entry that
+// is not an IP address ("unknown", an obfuscated RFC 7239 node) stops the
+// walk: the trusted proxy that wrote it is returned. When every entry is a
+// trusted proxy, the left-most one is returned. Entries left of the client
+// were written by the client and are never used.
+//
+// IPv4-mapped IPv6 addresses are returned as IPv4, zones dropped. It
+// returns ErrNoClientIP when RemoteAddr holds no IP address.
+func ClientIP(r *http.Request, trusted []netip.Prefix, header string) (netip.Addr, error) {
+	peer, ok := parseHost(r.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("%w: RemoteAddr %q", ErrNoClientIP, r.RemoteAddr)
+	}
+	if !isTrusted(peer, trusted) {
+		return peer, nil
+	}
+	var hops []string
+	if http.CanonicalHeaderKey(header) == headerForwarded {
+		hops = forwardedFor(r.Header.Values(headerForwarded))
+	} else {
+		for _, v := range r.Header.Values(headerXFF) {
+			hops = append(hops, strings.Split(v, ",")...)
+		}
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip, ok := parseHost(strings.TrimSpace(hops[i]))
+		if !ok {
+			return client, nil
+		}
+		client = ip
+		if !isTrusted(ip, trusted) {
+			return ip, nil
+		}
+	}
+	return client, nil
+}
+
+func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseHost parses an IP address with or without a port, IPv6 with or
+// without brackets.
+func parseHost(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return norm(ap.Addr()), true
+	}
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return norm(ip), true
+	}
+	return netip.Addr{}, false
+}
+
+func norm(ip netip.Addr) netip.Addr { return ip.Unmap().WithZone("") }
+
+// forwardedFor returns the for= value of every element of the Forwarded
+// field values, in order; an element without for= gives "" (not an
+// address).
+func forwardedFor(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, elem := range splitQuoted(v, ',') {
+			node := ""
+			for _, pair := range splitQuoted(elem, ';') {
+				k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
+				if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+					node = unquote(strings.TrimSpace(val))
+				}
+			}
+			out = append(out, node)
+		}
+	}
+	return out
+}
+
+// splitQuoted splits s at sep outside double-quoted strings.
+func splitQuoted(s string, sep byte) []string {
+	var parts []string
+	quoted, escaped, start := false, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case escaped:
+			escaped = false
+		case quoted && c == '\\':
+			escaped = true
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == sep:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// unquote removes the double quotes (and backslash escapes) of an RFC 7230
+// quoted-string; other values are returned as they are.
+func unquote(s string) string {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return s
+	}
+	var b strings.Builder
+	for i := 1; i < len(s)-1; i++ {
+		if s[i] == '\\' && i+1 < len(s)-1 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,134 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ErrEmptyKey is returned by KeyedLimiter.Allow for an empty identity key.
+// Redis is left unchanged.
+var ErrEmptyKey = errors.New("redisson: empty rate limit key")
+
+// RateDecision is a keyed limiter's answer to one request.
+type RateDecision struct {
+	// Allowed reports whether the request's permits were granted (and
+	// counted).
+	Allowed bool
+
+	// Limit is the largest number of permits one identity can use at once:
+	// the limit per window of a FixedWindowLimiter, the burst of a
+	// GCRALimiter.
+	Limit int64
+
+	// Remaining is the number of permits the identity could still use at
+	// once after this decision.
+	Remaining int64
+
+	// RetryAfter is, when the request was rejected, how long until the same
+	// request (same n) can be allowed, provided nothing else is spent in
+	// between; 0 when it was allowed.
+	RetryAfter time.Duration
+
+	// ResetAfter is how long until the identity is back to a full
+	// allowance (Remaining == Limit) if it sends nothing more.
+	ResetAfter time.Duration
+}
+
+// RatePolicy describes a keyed limiter's configuration, for documentation
+// and for HTTP headers (the IETF RateLimit-Policy field).
+type RatePolicy struct {
+	// Name is the limiter's name, the prefix of its Redis keys.
+	Name string
+
+	// Limit is the number of permits granted per Window in the long run:
+	// the limit of a fixed window, the rate of a GCRA limiter.
+	Limit int64
+
+	// Window is the period Limit is counted over.
+	Window time.Duration
+
+	// Burst is the largest number of permits granted at once: Limit for a
+	// fixed window, the burst of a GCRA limiter.
+	Burst int64
+}
+
+// KeyedLimiter is a rate limiter with one configuration and many
+// identities (a client IP, a user id, an API key), each limited on its own,
+// whose state in Redis expires by itself once the identity is idle. Both
+// FixedWindowLimiter and GCRALimiter implement it, and the httplimit
+// middleware takes it.
+//
+// Key layout: the state of identity key under a limiter called name is the
+// single Redis key <name>:{<key>}. The braces make each identity hash to
+// its own Redis Cluster slot, so identities spread over the masters; since
+// a decision touches one key, keys and names containing braces work too
+// (a name with a hash tag, such as "{api}", puts all its identities in one
+// slot). Two limiters must not share a name.
+type KeyedLimiter interface {
+	// Allow asks for n permits for the identity key, counts them when they
+	// are granted, and reports the decision. A rejected request is not
+	// counted. An error means no decision was made.
+	Allow(ctx context.Context, key string, n int64) (RateDecision, error)
+
+	// Policy returns the limiter's configuration.
+	Policy() RatePolicy
+}
+
+// identityKey returns the Redis key of identity key under the limiter name:
+// name + ":{" + key + "}". The braces make each identity's key hash to its
+// own Redis Cluster slot (a key that itself contains braces still works:
+// each decision touches a single key, so any slot will do).
+func identityKey(name, key string) string {
+	return name + ":{" + key + "}"
+}
+
+// checkAllow is the precondition shared by the keyed limiters' Allow: object
+// (name, open client), configuration, key, then permits.
+func checkAllow(c *Client, kind, name string, badConfig error, key string, n, most int64) error {
+	if err := c.checkObject(name, nil); err != nil {
+		return err
+	}
+	if badConfig != nil {
+		return badConfig
+	}
+	if key == "" {
+		return fmt.Errorf("%w: %s %q", ErrEmptyKey, kind, name)
+	}
+	if n <= 0 {
+		return fmt.Errorf("%w: %s %q: %d permits", ErrInvalidPermits, kind, name, n)
+	}
+	if n > most {
+		return fmt.Errorf("%w: %s %q: %d permits, at most %d at once", ErrPermitsExceedRate, kind, name, n, most)
+	}
+	return nil
+}
+
+// decisionReply decodes the reply {allowed, remaining, retry-after µs,
+// reset-after µs} shared by the keyed limiters' scripts.
+func decisionReply(kind, name string, limit int64, v any) (RateDecision, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 4 {
+		return RateDecision{}, fmt.Errorf("%w: %s %q: %v", ErrUnexpectedReply, kind, name, v)
+	}
+	var f [4]int64
+	for i, x := range a {
+		n, ok := x.(int64)
+		if !ok {
+			return RateDecision{}, fmt.Errorf("%w: %s %q: %v", ErrUnexpectedReply, kind, name, v)
+		}
+		f[i] = n
+	}
+	return RateDecision{
+		Allowed:    f[0] == 1,
+		Limit:      limit,
+		Remaining:  max(f[1], 0),
+		RetryAfter: time.Duration(max(f[2], 0)) * time.Microsecond,
+		ResetAfter: time.Duration(max(f[3], 0)) * time.Microsecond,
+	}, nil
+}
+
+// micros formats d in whole microseconds, for script arguments.
+func micros(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) }

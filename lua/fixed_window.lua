@@ -1,0 +1,47 @@
+-- fixed_window: one decision of a fixed-window rate limiter for one
+-- identity. The window opens with the identity's first allowed request and
+-- lasts ARGV[2] ms; at most ARGV[1] permits are granted in it. A rejected
+-- request is not counted.
+--
+-- KEYS[1]  identity counter: string, permits granted in the current window,
+--          expiring when the window ends
+-- ARGV[1]  limit: permits per window
+-- ARGV[2]  window in ms
+-- ARGV[3]  permits asked for (1 <= n <= limit)
+--
+-- Returns {allowed (1/0), remaining permits, retry-after in µs (0 when
+-- allowed), reset-after in µs (the window's PTTL)}. Redis deletes a key
+-- only once its clock is past the expiry time, so a rejected request may be
+-- retried 1ms after the PTTL: that is what retry-after reports. A key holding
+-- another type, or a string that is not a count, is an error starting with
+-- WRONGTYPE and is left unchanged.
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+
+local cur = redis.call('get', KEYS[1])
+local used = 0
+local ttl = window
+if cur then
+    used = tonumber(cur)
+    if used == nil or used < 0 or used ~= math.floor(used) then
+        return redis.error_reply('WRONGTYPE fixed window counter is not a count')
+    end
+    ttl = redis.call('pttl', KEYS[1])
+    if ttl < 0 then
+        -- A counter without expiry (written by someone else) would block the
+        -- identity for ever: give it one window.
+        ttl = window
+        redis.call('pexpire', KEYS[1], window)
+    end
+end
+
+if used + n > limit then
+    return {0, limit - used, (ttl + 1) * 1000, ttl * 1000}
+end
+if cur then
+    redis.call('incrby', KEYS[1], n)
+else
+    redis.call('set', KEYS[1], n, 'px', window)
+end
+return {1, limit - used - n, 0, ttl * 1000}
