@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -223,4 +224,86 @@ func TestClusterShardedSemaphoreAndLatch(t *testing.T) {
 		// by message is well under that.
 		t.Logf("%s: woken %v after release", name, time.Since(start))
 	}
+}
+
+// migrateSlot moves slot, with its keys, from the master at src to the one
+// at dst (the manual resharding steps of the Redis Cluster tutorial).
+func migrateSlot(t *testing.T, rdb *redis.ClusterClient, slot int, src, dst *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	srcID := src.ClusterMyID(ctx).Val()
+	dstID := dst.ClusterMyID(ctx).Val()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err())
+	must(src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err())
+	host, port, _ := strings.Cut(dst.Options().Addr, ":")
+	for {
+		keys := src.ClusterGetKeysInSlot(ctx, slot, 100).Val()
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"migrate", host, port, "", 0, 5000, "keys"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		must(src.Do(ctx, args...).Err())
+	}
+	must(rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		return m.Do(ctx, "cluster", "setslot", slot, "node", dstID).Err()
+	}))
+}
+
+// A slot migrated while a waiter listens to its channel: the old node
+// unsubscribes the waiter's client (an unasked sunsubscribe), the client
+// subscribes the channel again on the new node, and the unlock, published
+// there, wakes the waiter long before the holder's lease ends.
+func TestClusterShardedSlotMigration(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := cl.Client(t)
+	ctx := testCtx(t, 2*time.Minute)
+	holder := newClient(t, cl.Client(t), nil)
+	waiter := newClient(t, cl.Client(t), &Options{PubSubHealthCheck: 200 * time.Millisecond})
+	name := "migrating:" + t.Name()
+	l := holder.GetLock(name)
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	got := waitAll(ctx, waiter, []string{name})
+	channel := prefixName("redisson_lock__channel", name)
+	eventually(t, 10*time.Second, "waiter subscribed", func() bool {
+		s, _ := shardSubs(t, rdb, channel)
+		return s == 1
+	})
+
+	src, err := rdb.MasterForKey(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst *redis.Client
+	for _, addr := range cl.Addrs() {
+		if addr != src.Options().Addr {
+			c := redis.NewClient(&redis.Options{Addr: addr})
+			defer c.Close()
+			if c.Do(ctx, "role").Val().([]any)[0] == "master" {
+				dst = c
+				break
+			}
+		}
+	}
+	migrateSlot(t, rdb, hashSlot(name), src, dst)
+	eventually(t, 20*time.Second, "channel subscribed on the new node", func() bool {
+		return dst.PubSubShardNumSub(ctx, channel).Val()[channel] == 1
+	})
+	if waiter.pubsub.rerouted.Load() == 0 {
+		t.Fatal("no channel was re-routed")
+	}
+	start := time.Now()
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, got, 1, 20*time.Second, "after the slot migration")
+	t.Logf("waiter done %v after the unlock (lease 1m)", time.Since(start))
 }

@@ -103,17 +103,18 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 	return cmd, wait.Val()
 }
 
-// load loads s on the node that serves keys (every node without keys).
+// load loads s where it is missing. On Cluster it loads it on every master:
+// the node that answered NOSCRIPT may not be the one go-redis's (possibly
+// stale) slot map names for keys, after a migration or a failover, and a
+// node that has the script loses nothing by loading it again.
 func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 	c.mu.Lock()
 	c.loads++
 	c.mu.Unlock()
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok && len(keys) > 0 {
-		node, err := cc.MasterForKey(ctx, keys[0])
-		if err != nil {
-			return err
-		}
-		return node.ScriptLoad(ctx, s.src).Err()
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return node.ScriptLoad(ctx, s.src).Err()
+		})
 	}
 	return c.rdb.ScriptLoad(ctx, s.src).Err()
 }
