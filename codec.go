@@ -356,7 +356,7 @@ func (StringCodec) Unmarshal(b []byte, v any) error {
 }
 
 // BytesCodec stores []byte values unchanged (Redisson's ByteArrayCodec). It
-// supports only []byte (and string on Marshal).
+// supports []byte and string.
 type BytesCodec struct{}
 
 func (BytesCodec) Name() string { return "bytes" }
@@ -372,11 +372,14 @@ func (BytesCodec) Marshal(v any) ([]byte, error) {
 }
 
 func (BytesCodec) Unmarshal(b []byte, v any) error {
-	p, ok := v.(*[]byte)
-	if !ok {
+	switch p := v.(type) {
+	case *[]byte:
+		*p = append([]byte(nil), b...)
+	case *string:
+		*p = string(b)
+	default:
 		return fmt.Errorf("bytes codec does not support %T", v)
 	}
-	*p = append([]byte(nil), b...)
 	return nil
 }
 

@@ -174,7 +174,7 @@ func TestCodecStrictDecode(t *testing.T) {
 		{"string text into int64", StringCodec{}, []byte("4x"), new(int64)},
 		{"string overflow int8", StringCodec{}, []byte("300"), new(int8)},
 		{"string into struct", StringCodec{}, []byte("x"), new(struct{})},
-		{"bytes into string", BytesCodec{}, []byte("x"), new(string)},
+		{"bytes into int", BytesCodec{}, []byte("x"), new(int)},
 	} {
 		if err := tc.codec.Unmarshal(tc.data, tc.into); err == nil {
 			t.Errorf("%s: Unmarshal(%x) into %T = nil error, value %v; want an error", tc.name, tc.data, tc.into, reflect.ValueOf(tc.into).Elem())
