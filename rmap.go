@@ -283,11 +283,11 @@ func (m *Map[K, V]) Delete(ctx context.Context) (bool, error) {
 //   - StringCodec and JSONCodec store numbers as decimal text: HINCRBY for
 //     integer types, HINCRBYFLOAT for floats, exactly as Redisson's
 //     StringCodec/JsonJacksonCodec maps see them.
-//   - MsgpackCodec decodes and re-encodes the MessagePack number in a
-//     script (Redis's cmsgpack); Lua numbers are doubles, so integer values
-//     work within +-(2^53 - 1) and floats with float64 precision. A result
-//     with no fraction is stored as a MessagePack integer, which decodes
-//     into float types all the same.
+//   - MsgpackCodec decodes the stored MessagePack number and encodes the sum
+//     in a script (Redis's cmsgpack and struct), in the form Jackson writes:
+//     the smallest integer form for integer types, float 64 for float64
+//     (a Java Double), float 32 for float32 (a Float). Lua numbers are
+//     doubles, so integer values work within +-(2^53 - 1).
 //
 // It returns an error matching ErrCodec, leaving the map unchanged, for
 // another codec (BytesCodec, a custom one), a non-numeric V, a NaN or
@@ -301,20 +301,20 @@ func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
 	if err := m.check(); err != nil {
 		return zero, err
 	}
-	d, isInt, err := m.number(delta)
+	k, err := m.encode(key)
 	if err != nil {
 		return zero, err
 	}
-	k, err := m.encode(key)
+	d, isInt, err := m.number(delta)
 	if err != nil {
 		return zero, err
 	}
 	var reply string
 	switch m.codec.(type) {
 	case MsgpackCodec, *MsgpackCodec:
-		kind := "float"
-		if isInt {
-			kind = "int"
+		kind := "int"
+		if !isInt {
+			kind = "float" + strconv.Itoa(8*int(reflect.TypeOf(delta).Size()))
 		}
 		reply, err = m.c.scripts.run(ctx, scriptMapAddMsgpack, []string{m.name}, k, d, kind).Text()
 	case StringCodec, *StringCodec, JSONCodec, *JSONCodec:

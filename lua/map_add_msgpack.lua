@@ -5,7 +5,9 @@
 -- KEYS[1]  map: hash of encoded key -> MessagePack value
 -- ARGV[1]  encoded key
 -- ARGV[2]  delta, decimal
--- ARGV[3]  'int' for an integer value type, 'float' for a float one
+-- ARGV[3]  value type: 'int' (stored in the smallest integer form, as
+--          Jackson writes a Long), 'float64' (float 64, as Jackson writes a
+--          Double) or 'float32' (float 32, a Float)
 --
 -- Returns the new encoded value (a missing entry counts as 0). A stored value
 -- that is not one MessagePack number, or an integer result out of range, is
@@ -26,6 +28,13 @@ if ARGV[3] == 'int' then
         return redis.error_reply('REDISSON_CODEC integer outside +-(2^53 - 1) or not an integer')
     end
 end
-local packed = cmsgpack.pack(r)
+local packed
+if ARGV[3] == 'float64' then
+    packed = string.char(0xcb) .. struct.pack('>d', r)
+elseif ARGV[3] == 'float32' then
+    packed = string.char(0xca) .. struct.pack('>f', r)
+else
+    packed = cmsgpack.pack(r)
+end
 redis.call('hset', KEYS[1], ARGV[1], packed)
 return packed
