@@ -341,3 +341,29 @@ func bucketRoundTrip[T any](ctx context.Context, rdb redis.UniversalClient, b *B
 	raw, err := rdb.Get(ctx, b.Name()).Result()
 	return got, raw, err
 }
+
+// TestTypedCancelledContext: a call made with a cancelled context returns
+// context.Canceled and writes nothing.
+func TestTypedCancelledContext(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	name := uniqueName(t, rdb)
+	for _, nc := range []namedCall{
+		{"Bucket.Set", func() error { return GetBucket[string](c, name).Set(ctx, "v") }},
+		{"Bucket.SetIfAbsent", func() error { return second(GetBucket[string](c, name).SetIfAbsent(ctx, "v")) }},
+		{"AtomicLong.IncrementAndGet", func() error { return second(c.GetAtomicLong(name).IncrementAndGet(ctx)) }},
+		{"AtomicLong.Set", func() error { return c.GetAtomicLong(name).Set(ctx, 1) }},
+		{"Map.Put", func() error { return third(GetMap[string, int64](c, name).Put(ctx, "k", 1)) }},
+		{"Map.FastPut", func() error { return second(GetMap[string, int64](c, name).FastPut(ctx, "k", 1)) }},
+		{"Map.AddAndGet", func() error { return second(GetMap[string, int64](c, name).AddAndGet(ctx, "k", 1)) }},
+	} {
+		if err := nc.call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context = %v; want context.Canceled", nc.op, err)
+		}
+		if n := rdb.Exists(context.Background(), name).Val(); n != 0 {
+			t.Fatalf("%s with a cancelled context wrote the key", nc.op)
+		}
+	}
+}
