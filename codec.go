@@ -1,10 +1,13 @@
 package redisson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -54,6 +57,22 @@ func (c *Client) objectCodec(opts []ObjectOption) Codec {
 // a value that does not decode is never returned as a zero value.
 var ErrCodec = errors.New("redisson: codec error")
 
+// ErrNilValue is returned when a typed object is given a nil pointer or nil
+// interface as a value or map key. Redisson stores no nulls either (RBucket's
+// set(null) deletes, RMap rejects null keys and values); use Delete or
+// Remove instead. Redis is left unchanged.
+var ErrNilValue = errors.New("redisson: nil value")
+
+// isNil reports whether v is nil or a nil pointer (the values ErrNilValue
+// refuses). Nil maps and slices are values: they encode as empty or nil.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
 // codecError reports a failed encode or decode.
 type codecError struct {
 	object string // "Bucket \"name\""
@@ -88,25 +107,146 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 }
 
 // MsgpackCodec encodes values with MessagePack
-// (github.com/vmihailenco/msgpack/v5). It is the default codec. Plain values
-// (strings, integers, floats, booleans, nil) are the same bytes Redisson's
-// MsgPackJacksonCodec writes and reads; structs are encoded as maps keyed by
-// field name (or `msgpack` tag), which Jackson reads as a map, not as a
-// typed Java object (Jackson expects its "@class" type property for those).
+// (github.com/vmihailenco/msgpack/v5). It is the default codec.
+//
+// Integers are written in their smallest MessagePack form (positive or
+// negative fixint, uint8..uint64 for positive values, int8..int64 for
+// negative ones), floats at their Go width (float64 as float 64, float32 as
+// float 32), strings as fixstr/str8/str16/str32: exactly the bytes Redisson's
+// MsgPackJacksonCodec writes for String, Long/Integer/Short/Byte, Double,
+// Float and Boolean. That matters beyond decoding: a Map field is the encoded
+// key and CompareAndSet compares encoded bytes, so both sides must write the
+// same bytes for the same value.
+//
+// Decoding into a Go interface (a Bucket[any], say) yields int64 for every
+// integer (uint64 above math.MaxInt64), float64 for every float, string,
+// bool, []byte, nil, map[string]any (map[any]any for other keys) and []any. Decoding is strict: bytes left over after one
+// value, or a MessagePack nil decoded into a type that cannot be nil (an
+// int64, a string, a struct), are errors rather than a silent zero value.
+//
+// Structs are encoded as maps keyed by field name (or `msgpack` tag), which
+// Jackson reads as a java.util.Map, not as a typed Java object (Jackson
+// expects its "@class" type property for those); time.Time uses the
+// MessagePack timestamp extension, which Jackson does not read.
 type MsgpackCodec struct{}
 
-func (MsgpackCodec) Name() string                    { return "msgpack" }
-func (MsgpackCodec) Marshal(v any) ([]byte, error)   { return msgpack.Marshal(v) }
-func (MsgpackCodec) Unmarshal(b []byte, v any) error { return msgpack.Unmarshal(b, v) }
+func (MsgpackCodec) Name() string { return "msgpack" }
 
-// JSONCodec encodes values with encoding/json. Plain values interoperate with
-// Redisson's JsonJacksonCodec; Java objects carry an "@class" property that
-// Go structs ignore on read and do not write.
+func (MsgpackCodec) Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.GetEncoder()
+	enc.Reset(&buf) // clears every flag a previous user of the pool set
+	enc.UseCompactInts(true)
+	err := enc.Encode(v)
+	msgpack.PutEncoder(enc)
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (MsgpackCodec) Unmarshal(b []byte, v any) error {
+	if len(b) == 1 && b[0] == msgpackNil && !nillable(v) {
+		return fmt.Errorf("msgpack nil cannot decode into %T", v)
+	}
+	r := bytes.NewReader(b)
+	dec := msgpack.GetDecoder()
+	dec.Reset(r) // clears every flag a previous user of the pool set
+	err := dec.Decode(v)
+	msgpack.PutDecoder(dec)
+	if err == nil && r.Len() > 0 {
+		err = fmt.Errorf("%d bytes left over after one msgpack value", r.Len())
+	}
+	if p, ok := v.(*any); ok && err == nil {
+		*p = widen(*p)
+	}
+	return err
+}
+
+// widen turns the integers and floats msgpack decodes into an interface
+// (int8..int64, uint8..uint64, float32, by wire format) into int64 (uint64
+// above math.MaxInt64) and float64, in maps and slices too: the wire format
+// says nothing about the Java type, which Jackson picks from the value.
+func widen(v any) any {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+	case float32:
+		return float64(x)
+	case []any:
+		for i := range x {
+			x[i] = widen(x[i])
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = widen(e)
+		}
+	case map[any]any:
+		for k, e := range x {
+			x[k] = widen(e)
+		}
+	}
+	return v
+}
+
+const msgpackNil = 0xc0
+
+// nillable reports whether the value p points to may hold nil (a pointer,
+// interface, map, slice, channel or function). p is a pointer, as given to
+// Unmarshal.
+func nillable(p any) bool {
+	t := reflect.TypeOf(p)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return false
+	}
+	switch t.Elem().Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return true
+	}
+	return false
+}
+
+// JSONCodec encodes values with encoding/json, without HTML escaping (as
+// Jackson writes). Plain values interoperate with Redisson's
+// JsonJacksonCodec, with two differences in bytes: Go writes the float64 3
+// as 3 where Jackson writes the Double 3.0 as 3.0, and Go escapes U+2028 and
+// U+2029 in strings. Java objects carry an "@class" property that Go structs
+// ignore on read and do not write. Decoding JSON null into a type that cannot
+// be nil is an error, not a zero value.
 type JSONCodec struct{}
 
-func (JSONCodec) Name() string                    { return "json" }
-func (JSONCodec) Marshal(v any) ([]byte, error)   { return json.Marshal(v) }
-func (JSONCodec) Unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+func (JSONCodec) Name() string { return "json" }
+
+func (JSONCodec) Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func (JSONCodec) Unmarshal(b []byte, v any) error {
+	if string(bytes.TrimSpace(b)) == "null" && !nillable(v) {
+		return fmt.Errorf("json null cannot decode into %T", v)
+	}
+	return json.Unmarshal(b, v)
+}
 
 // StringCodec stores values as their UTF-8 text, byte for byte what
 // Redisson's StringCodec stores. It handles strings, byte slices, integers,
@@ -216,7 +356,7 @@ func (StringCodec) Unmarshal(b []byte, v any) error {
 }
 
 // BytesCodec stores []byte values unchanged (Redisson's ByteArrayCodec). It
-// supports only []byte (and string on Marshal).
+// supports []byte and string.
 type BytesCodec struct{}
 
 func (BytesCodec) Name() string { return "bytes" }
@@ -232,10 +372,22 @@ func (BytesCodec) Marshal(v any) ([]byte, error) {
 }
 
 func (BytesCodec) Unmarshal(b []byte, v any) error {
-	p, ok := v.(*[]byte)
-	if !ok {
+	switch p := v.(type) {
+	case *[]byte:
+		*p = append([]byte(nil), b...)
+	case *string:
+		*p = string(b)
+	default:
 		return fmt.Errorf("bytes codec does not support %T", v)
 	}
-	*p = append([]byte(nil), b...)
 	return nil
+}
+
+// encodeNonNil encodes v for object, refusing nil pointers and interfaces
+// with ErrNilValue.
+func encodeNonNil(c Codec, object string, v any) ([]byte, error) {
+	if isNil(v) {
+		return nil, fmt.Errorf("%w: %s", ErrNilValue, object)
+	}
+	return encodeValue(c, object, v)
 }

@@ -1,0 +1,168 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	scriptAtomicSet    = mustScript("atomic_set")
+	scriptAtomicCAS    = mustScript("atomic_compare_and_set")
+	scriptAtomicGetDel = mustScript("atomic_get_and_delete")
+)
+
+const atomicKind = "atomiclong"
+
+// AtomicLong is a distributed int64, wire-compatible with Redisson's
+// RAtomicLong: the key is the name and holds the value as a decimal string
+// (no codec), changed with INCRBY and small scripts. A missing key reads as
+// 0.
+//
+// A key of another Redis type, or a string that is not a decimal int64,
+// makes every call return an error matching ErrWrongType and leaves the key
+// unchanged. An addition that would overflow int64 is a Redis error ("value
+// is not an integer or out of range", wrapped) and changes nothing.
+//
+// An AtomicLong is safe for concurrent use and holds no state of its own.
+type AtomicLong struct {
+	c       *Client
+	name    string
+	badName error
+}
+
+// GetAtomicLong returns the atomic long called name. It does no I/O; an
+// empty name makes every method return ErrEmptyName.
+func (c *Client) GetAtomicLong(name string) *AtomicLong {
+	return &AtomicLong{c: c, name: name, badName: c.nameError(atomicKind, name)}
+}
+
+// Name returns the atomic long's name, its Redis key.
+func (a *AtomicLong) Name() string { return a.name }
+
+func (a *AtomicLong) check() error { return a.c.checkObject(a.name, a.badName) }
+
+func (a *AtomicLong) wrap(err error) error { return wrapIntKeyErr(atomicKind, a.name, err) }
+
+// Get returns the value, 0 when the key does not exist. It returns
+// ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
+// error.
+func (a *AtomicLong) Get(ctx context.Context) (int64, error) {
+	if err := a.check(); err != nil {
+		return 0, err
+	}
+	return readIntKey(ctx, a.c.rdb, atomicKind, a.name)
+}
+
+// Set sets the value. It returns ErrEmptyName, ErrInvalidName, ErrWrongType
+// (for a key of another type or a string that is no integer, left
+// unchanged), ErrClientClosed, or a Redis error.
+func (a *AtomicLong) Set(ctx context.Context, v int64) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	return a.wrap(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name}, v, "").Err())
+}
+
+// GetAndSet sets the value and returns the previous one (0 when the key did
+// not exist). It returns the errors of Get.
+func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (int64, error) {
+	if err := a.check(); err != nil {
+		return 0, err
+	}
+	return a.parse(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name}, v, "get").Result())
+}
+
+// AddAndGet adds delta and returns the new value. It returns the errors of
+// Get, and a Redis error (value unchanged) when the sum overflows int64.
+func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (int64, error) {
+	if err := a.check(); err != nil {
+		return 0, err
+	}
+	n, err := a.c.rdb.IncrBy(ctx, a.name, delta).Result()
+	return n, a.wrap(err)
+}
+
+// GetAndAdd adds delta and returns the previous value. It returns the errors
+// of AddAndGet.
+func (a *AtomicLong) GetAndAdd(ctx context.Context, delta int64) (int64, error) {
+	n, err := a.AddAndGet(ctx, delta)
+	if err != nil {
+		return 0, err
+	}
+	return n - delta, nil
+}
+
+// IncrementAndGet adds 1 and returns the new value; see AddAndGet.
+func (a *AtomicLong) IncrementAndGet(ctx context.Context) (int64, error) {
+	return a.AddAndGet(ctx, 1)
+}
+
+// DecrementAndGet subtracts 1 and returns the new value; see AddAndGet.
+func (a *AtomicLong) DecrementAndGet(ctx context.Context) (int64, error) {
+	return a.AddAndGet(ctx, -1)
+}
+
+// GetAndIncrement adds 1 and returns the previous value; see AddAndGet.
+func (a *AtomicLong) GetAndIncrement(ctx context.Context) (int64, error) {
+	return a.GetAndAdd(ctx, 1)
+}
+
+// GetAndDecrement subtracts 1 and returns the previous value; see AddAndGet.
+func (a *AtomicLong) GetAndDecrement(ctx context.Context) (int64, error) {
+	return a.GetAndAdd(ctx, -1)
+}
+
+// CompareAndSet sets the value to update when it equals expect (a missing
+// key counts as 0, as in Redisson), and reports whether it did. It returns
+// the errors of Get.
+func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (bool, error) {
+	if err := a.check(); err != nil {
+		return false, err
+	}
+	n, err := a.c.scripts.run(ctx, scriptAtomicCAS, []string{a.name},
+		strconv.FormatInt(expect, 10), update).Int64()
+	return n == 1, a.wrap(err)
+}
+
+// GetAndDelete deletes the key and returns the value it held (0 when it did
+// not exist). It returns the errors of Get; on ErrWrongType the key is kept.
+func (a *AtomicLong) GetAndDelete(ctx context.Context) (int64, error) {
+	if err := a.check(); err != nil {
+		return 0, err
+	}
+	return a.parse(a.c.scripts.run(ctx, scriptAtomicGetDel, []string{a.name}).Result())
+}
+
+// Delete deletes the key (whatever type it holds, like Redisson) and reports
+// whether it existed. It returns ErrEmptyName, ErrInvalidName,
+// ErrClientClosed, or a Redis error.
+func (a *AtomicLong) Delete(ctx context.Context) (bool, error) {
+	if err := a.check(); err != nil {
+		return false, err
+	}
+	n, err := a.c.rdb.Del(ctx, a.name).Result()
+	return n == 1, a.wrap(err)
+}
+
+// parse reads a script's integer-string-or-nil reply.
+func (a *AtomicLong) parse(v any, err error) (int64, error) {
+	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, a.wrap(err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s %q: reply %T", ErrUnexpectedReply, atomicKind, a.name, v)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, a.wrap(fmt.Errorf("value %q is not an integer", s))
+	}
+	return n, nil
+}

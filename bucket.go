@@ -1,0 +1,269 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	scriptBucketSet = mustScript("bucket_set")
+	scriptBucketCAS = mustScript("bucket_compare_and_set")
+)
+
+const bucketKind = "bucket"
+
+// Bucket is one value of type T stored in Redis, wire-compatible with
+// Redisson's RBucket: the key is the bucket's name and holds the value
+// encoded with the bucket's codec (Options.Codec unless WithCodec says
+// otherwise).
+//
+// A missing bucket reads as (zero, false, nil). A stored value that the
+// codec cannot decode into T is an error matching ErrCodec that names the
+// bucket and the codec, never a zero value. A key holding another Redis type
+// (a hash, a list) is ErrWrongType, and every write leaves it unchanged.
+//
+// A Bucket is safe for concurrent use and holds no state of its own; it may
+// be copied.
+type Bucket[T any] struct {
+	c       *Client
+	name    string
+	object  string // `bucket "name"`, for errors
+	codec   Codec
+	badName error
+}
+
+// GetBucket returns the bucket called name, holding values of type T. It
+// does no I/O. opts may give the bucket its own codec (WithCodec); a nil
+// option or a nil codec keeps the client's default. An empty name makes every
+// method return ErrEmptyName.
+//
+// Methods cannot have type parameters in Go, so this factory is a function
+// rather than a method of Client.
+func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
+	return &Bucket[T]{
+		c:       c,
+		name:    name,
+		object:  fmt.Sprintf("%s %q", bucketKind, name),
+		codec:   c.objectCodec(opts),
+		badName: c.nameError(bucketKind, name),
+	}
+}
+
+// Name returns the bucket's name, its Redis key.
+func (b *Bucket[T]) Name() string { return b.name }
+
+// Codec returns the codec the bucket encodes its values with.
+func (b *Bucket[T]) Codec() Codec { return b.codec }
+
+func (b *Bucket[T]) check() error { return b.c.checkObject(b.name, b.badName) }
+
+// wrap names the bucket in a Redis error; WRONGTYPE matches ErrWrongType.
+func (b *Bucket[T]) wrap(err error) error { return wrapObjectErr(b.object, err) }
+
+// wrapObjectErr names object in err. WRONGTYPE replies match ErrWrongType.
+func wrapObjectErr(object string, err error) error {
+	if err == nil || errors.Is(err, ErrClientClosed) {
+		return err
+	}
+	if err = classify(object, err); errors.Is(err, ErrWrongType) {
+		return err
+	}
+	return fmt.Errorf("redisson: %s: %w", object, err)
+}
+
+// decode turns a reply (a bulk string or nil) into (value, present).
+func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
+	var zero T
+	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, b.wrap(err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return zero, false, fmt.Errorf("%w: %s: reply %T", ErrUnexpectedReply, b.object, v)
+	}
+	val, err := decodeValue[T](b.codec, b.object, []byte(s))
+	if err != nil {
+		return zero, false, err
+	}
+	return val, true, nil
+}
+
+// Get returns the bucket's value and true, or the zero value and false when
+// the bucket does not exist. It returns ErrCodec when the stored bytes do not
+// decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
+// or a Redis error otherwise.
+func (b *Bucket[T]) Get(ctx context.Context) (T, bool, error) {
+	if err := b.check(); err != nil {
+		var zero T
+		return zero, false, err
+	}
+	v, err := b.c.rdb.Get(ctx, b.name).Result()
+	return b.decode(v, err)
+}
+
+// Set stores v with no expiry (an expiry the bucket had is removed). It
+// returns ErrNilValue for a nil pointer or interface (use Delete), ErrCodec
+// when v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
+// ErrClientClosed, or a Redis error otherwise.
+func (b *Bucket[T]) Set(ctx context.Context, v T) error {
+	_, err := b.set(ctx, v, "set", false, 0)
+	return err
+}
+
+// SetWithTTL stores v to expire after ttl (rounded up to a millisecond). It
+// returns ErrNegativeDuration for ttl <= 0; otherwise the errors of Set.
+func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) error {
+	_, err := b.set(ctx, v, "set", true, ttl)
+	return err
+}
+
+// SetIfAbsent stores v with no expiry when the bucket does not exist, and
+// reports whether it did (Redisson's setIfAbsent, formerly trySet). It
+// returns the errors of Set.
+func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (bool, error) {
+	return b.set(ctx, v, "nx", false, 0)
+}
+
+// SetIfAbsentWithTTL is SetIfAbsent with an expiry; it returns
+// ErrNegativeDuration for ttl <= 0.
+func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Duration) (bool, error) {
+	return b.set(ctx, v, "nx", true, ttl)
+}
+
+// SetIfExists replaces the value when the bucket exists, and reports whether
+// it did. Like Redisson's setIfExists (SET XX), the new value has no expiry.
+// It returns the errors of Set.
+func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (bool, error) {
+	return b.set(ctx, v, "xx", false, 0)
+}
+
+// SetIfExistsWithTTL is SetIfExists with an expiry; it returns
+// ErrNegativeDuration for ttl <= 0.
+func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Duration) (bool, error) {
+	return b.set(ctx, v, "xx", true, ttl)
+}
+
+// GetAndSet stores v with no expiry and returns the previous value and true,
+// or the zero value and false when the bucket did not exist. When the
+// previous bytes do not decode into T, v is stored all the same and the error
+// matches ErrCodec. It returns the errors of Set.
+func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (T, bool, error) {
+	if err := b.check(); err != nil {
+		var zero T
+		return zero, false, err
+	}
+	val, err := encodeNonNil(b.codec, b.object, v)
+	if err != nil {
+		var zero T
+		return zero, false, err
+	}
+	old, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, "0", "get").Result()
+	return b.decode(old, err)
+}
+
+// set runs bucket_set in mode, with ttl when withTTL, after the shared
+// checks.
+func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl time.Duration) (bool, error) {
+	if err := b.check(); err != nil {
+		return false, err
+	}
+	ttlArg := "0"
+	if withTTL {
+		if ttl <= 0 {
+			return false, fmt.Errorf("%w: %s: ttl %v must be positive", ErrNegativeDuration, b.object, ttl)
+		}
+		ttlArg = strconv.FormatInt(ceilMillis(ttl), 10)
+	}
+	val, err := encodeNonNil(b.codec, b.object, v)
+	if err != nil {
+		return false, err
+	}
+	n, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, ttlArg, mode).Int64()
+	return n == 1, b.wrap(err)
+}
+
+// ceilMillis returns d in milliseconds, rounded up.
+func ceilMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// GetAndDelete deletes the bucket and returns its value and true, or the
+// zero value and false when it did not exist. When the bytes do not decode
+// into T the bucket is deleted all the same and the error matches ErrCodec.
+// It returns ErrEmptyName, ErrInvalidName, ErrWrongType (leaving the key),
+// ErrClientClosed, or a Redis error.
+func (b *Bucket[T]) GetAndDelete(ctx context.Context) (T, bool, error) {
+	if err := b.check(); err != nil {
+		var zero T
+		return zero, false, err
+	}
+	v, err := b.c.rdb.GetDel(ctx, b.name).Result()
+	return b.decode(v, err)
+}
+
+// CompareAndSet replaces the value with update when the stored bytes equal
+// the encoding of expect, in one atomic step on the server, and reports
+// whether it did. A missing bucket matches nothing (use SetIfAbsent). Like
+// Redisson's compareAndSet, the new value has no expiry. Comparing bytes
+// means two values equal in Go but encoded differently (a struct with a map
+// field, whose key order msgpack does not fix) do not match. It returns the
+// errors of Set.
+func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (bool, error) {
+	if err := b.check(); err != nil {
+		return false, err
+	}
+	e, err := encodeNonNil(b.codec, b.object, expect)
+	if err != nil {
+		return false, err
+	}
+	u, err := encodeNonNil(b.codec, b.object, update)
+	if err != nil {
+		return false, err
+	}
+	n, err := b.c.scripts.run(ctx, scriptBucketCAS, []string{b.name}, e, u).Int64()
+	return n == 1, b.wrap(err)
+}
+
+// TTL returns the bucket's remaining time to live and true, 0 and true when
+// it exists without expiry, or 0 and false when it does not exist. It
+// returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
+func (b *Bucket[T]) TTL(ctx context.Context) (time.Duration, bool, error) {
+	if err := b.check(); err != nil {
+		return 0, false, err
+	}
+	return keyTTL(ctx, b.c.rdb, b.object, b.name)
+}
+
+// keyTTL reads PTTL of key: (ttl, true), (0, true) without expiry, (0,
+// false) when missing.
+func keyTTL(ctx context.Context, rdb redis.UniversalClient, object, key string) (time.Duration, bool, error) {
+	ms, err := rdb.Do(ctx, "pttl", key).Int64()
+	switch {
+	case err != nil:
+		return 0, false, wrapObjectErr(object, err)
+	case ms == -2:
+		return 0, false, nil
+	case ms < 0:
+		return 0, true, nil
+	}
+	return time.Duration(ms) * time.Millisecond, true, nil
+}
+
+// Delete deletes the bucket (whatever type its key holds, like Redisson) and
+// reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
+// ErrClientClosed, or a Redis error.
+func (b *Bucket[T]) Delete(ctx context.Context) (bool, error) {
+	if err := b.check(); err != nil {
+		return false, err
+	}
+	n, err := b.c.rdb.Del(ctx, b.name).Result()
+	return n == 1, b.wrap(err)
+}

@@ -1,0 +1,152 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+type Order struct {
+	ID    int64
+	Items []string
+	Paid  bool
+}
+
+// A Bucket holds one value of a Go type, encoded with the client's codec
+// (MessagePack unless Options.Codec says otherwise).
+func ExampleGetBucket() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	order := redisson.GetBucket[Order](client, "order:42")
+	if err := order.SetWithTTL(ctx, Order{ID: 42, Items: []string{"tea"}}, time.Hour); err != nil {
+		panic(err)
+	}
+	o, ok, err := order.Get(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(ok, o.ID, o.Items, o.Paid)
+
+	_, ok, _ = redisson.GetBucket[Order](client, "order:43").Get(ctx)
+	fmt.Println("order 43 exists:", ok)
+	// Output:
+	// true 42 [tea] false
+	// order 43 exists: false
+}
+
+// CompareAndSet replaces the value only if nobody changed it meanwhile.
+func ExampleBucket_CompareAndSet() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	state := redisson.GetBucket[string](client, "job:7:state")
+	state.Set(ctx, "queued")
+	ok, _ := state.CompareAndSet(ctx, "queued", "running")
+	fmt.Println("queued -> running:", ok)
+	ok, _ = state.CompareAndSet(ctx, "queued", "running")
+	fmt.Println("again:", ok)
+	// Output:
+	// queued -> running: true
+	// again: false
+}
+
+// WithCodec picks another codec for one object: StringCodec stores plain
+// text, as Redisson's StringCodec does.
+func ExampleWithCodec() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	greeting := redisson.GetBucket[string](client, "greeting", redisson.WithCodec(redisson.StringCodec{}))
+	greeting.Set(ctx, "hello")
+	fmt.Println(rdb.Get(ctx, "greeting").Val())
+	// Output: hello
+}
+
+func ExampleClient_GetAtomicLong() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	visits := client.GetAtomicLong("visits")
+	visits.IncrementAndGet(ctx)
+	n, _ := visits.AddAndGet(ctx, 10)
+	fmt.Println(n, rdb.Get(ctx, "visits").Val())
+	// Output: 11 11
+}
+
+// A Map is a Redis hash of encoded keys and values, as Redisson's RMap.
+func ExampleGetMap() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	stock := redisson.GetMap[string, int64](client, "stock")
+	stock.FastPut(ctx, "tea", 12)
+	prev, had, _ := stock.Put(ctx, "tea", 10)
+	fmt.Println("previous:", prev, had)
+	n, ok, _ := stock.Get(ctx, "tea")
+	fmt.Println("tea:", n, ok)
+	_, ok, _ = stock.Get(ctx, "coffee")
+	fmt.Println("coffee present:", ok)
+	// Output:
+	// previous: 12 true
+	// tea: 10 true
+	// coffee present: false
+}
+
+// Iterator reads a large map a batch at a time with HSCAN; check Err after
+// the loop.
+func ExampleMap_Iterator() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	scores := redisson.GetMap[string, int64](client, "scores")
+	for i, name := range []string{"ann", "bob", "cy"} {
+		scores.FastPut(ctx, name, int64(10*(i+1)))
+	}
+	it := scores.Iterator(100)
+	var total int64
+	for _, score := range it.All(ctx) {
+		total += score
+	}
+	if err := it.Err(); err != nil {
+		panic(err)
+	}
+	fmt.Println("total:", total)
+	// Output: total: 60
+}
+
+// AddAndGet adds on the server. With StringCodec (and JSONCodec) numbers are
+// decimal text and the addition is HINCRBY; MsgpackCodec uses a script.
+func ExampleMap_AddAndGet() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	hits := redisson.GetMap[string, int64](client, "hits", redisson.WithCodec(redisson.StringCodec{}))
+	hits.AddAndGet(ctx, "/home", 1)
+	n, _ := hits.AddAndGet(ctx, "/home", 2)
+	fmt.Println(n, rdb.HGet(ctx, "hits", "/home").Val())
+	// Output: 3 3
+}

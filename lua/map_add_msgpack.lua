@@ -1,0 +1,40 @@
+-- map_add_msgpack: add to a MessagePack-encoded number in a Map (AddAndGet
+-- with MsgpackCodec), decoding and re-encoding it with Redis's cmsgpack.
+-- Lua numbers are doubles, so integers are refused outside +-(2^53 - 1).
+--
+-- KEYS[1]  map: hash of encoded key -> MessagePack value
+-- ARGV[1]  encoded key
+-- ARGV[2]  delta, decimal
+-- ARGV[3]  value type: 'int' (stored in the smallest integer form, as
+--          Jackson writes a Long), 'float64' (float 64, as Jackson writes a
+--          Double) or 'float32' (float 32, a Float)
+--
+-- Returns the new encoded value (a missing entry counts as 0). A stored value
+-- that is not one MessagePack number, or an integer result out of range, is
+-- an error starting 'REDISSON_CODEC' and nothing changes.
+local cur = redis.call('hget', KEYS[1], ARGV[1])
+local n = 0
+if cur then
+    local res = {pcall(cmsgpack.unpack, cur)}
+    if not res[1] or #res ~= 2 or type(res[2]) ~= 'number' then
+        return redis.error_reply('REDISSON_CODEC stored value is not one msgpack number')
+    end
+    n = res[2]
+end
+local r = n + tonumber(ARGV[2])
+if ARGV[3] == 'int' then
+    local lim = 9007199254740992
+    if n ~= math.floor(n) or math.abs(n) >= lim or math.abs(r) >= lim then
+        return redis.error_reply('REDISSON_CODEC integer outside +-(2^53 - 1) or not an integer')
+    end
+end
+local packed
+if ARGV[3] == 'float64' then
+    packed = string.char(0xcb) .. struct.pack('>d', r)
+elseif ARGV[3] == 'float32' then
+    packed = string.char(0xca) .. struct.pack('>f', r)
+else
+    packed = cmsgpack.pack(r)
+end
+redis.call('hset', KEYS[1], ARGV[1], packed)
+return packed

@@ -1,0 +1,433 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	scriptMapPut         = mustScript("map_put")
+	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
+	scriptMapRemove      = mustScript("map_remove")
+	scriptMapAddMsgpack  = mustScript("map_add_msgpack")
+)
+
+const mapKind = "map"
+
+// ErrInvalidBatch is reported (by MapIterator.Err) for an iteration batch
+// size below 1.
+var ErrInvalidBatch = errors.New("redisson: invalid batch size")
+
+// Map is a map from K to V stored in a Redis hash, wire-compatible with
+// Redisson's RMap: the hash is at the map's name, each field is a key
+// encoded with the map's codec and each value the value encoded with it
+// (Options.Codec unless WithCodec says otherwise). The codec must encode
+// equal keys to equal bytes; MsgpackCodec, JSONCodec and StringCodec do for
+// plain keys (strings, integers, booleans).
+//
+// A stored key or value that does not decode is an error matching ErrCodec
+// that names the map and the codec, never a zero value. A key holding
+// another Redis type is ErrWrongType and every write leaves it unchanged.
+// Nil pointer keys and values are ErrNilValue, as Redisson refuses nulls.
+//
+// A Map is safe for concurrent use and holds no state of its own.
+type Map[K comparable, V any] struct {
+	c       *Client
+	name    string
+	object  string // `map "name"`, for errors
+	codec   Codec
+	badName error
+}
+
+// GetMap returns the map called name, from keys of type K to values of type
+// V. It does no I/O. opts may give the map its own codec (WithCodec); a nil
+// option or a nil codec keeps the client's default. An empty name makes every
+// method return ErrEmptyName.
+//
+// Methods cannot have type parameters in Go, so this factory is a function
+// rather than a method of Client.
+func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
+	return &Map[K, V]{
+		c:       c,
+		name:    name,
+		object:  fmt.Sprintf("%s %q", mapKind, name),
+		codec:   c.objectCodec(opts),
+		badName: c.nameError(mapKind, name),
+	}
+}
+
+// Name returns the map's name, the Redis key of its hash.
+func (m *Map[K, V]) Name() string { return m.name }
+
+// Codec returns the codec the map encodes its keys and values with.
+func (m *Map[K, V]) Codec() Codec { return m.codec }
+
+func (m *Map[K, V]) check() error { return m.c.checkObject(m.name, m.badName) }
+
+func (m *Map[K, V]) wrap(err error) error { return wrapObjectErr(m.object, err) }
+
+func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
+
+// value turns a reply (a bulk string or nil) into (value, present).
+func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
+	var zero V
+	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, m.wrap(err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return zero, false, fmt.Errorf("%w: %s: reply %T", ErrUnexpectedReply, m.object, v)
+	}
+	val, err := decodeValue[V](m.codec, m.object, []byte(s))
+	if err != nil {
+		return zero, false, err
+	}
+	return val, true, nil
+}
+
+// Get returns the value at key and true, or the zero value and false when
+// key is absent. It returns ErrNilValue for a nil pointer key, ErrCodec when
+// the key does not encode or the stored value does not decode; ErrEmptyName,
+// ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
+func (m *Map[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
+	var zero V
+	if err := m.check(); err != nil {
+		return zero, false, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return zero, false, err
+	}
+	v, err := m.c.rdb.HGet(ctx, m.name, string(k)).Result()
+	return m.value(v, err)
+}
+
+// Put stores v at key and returns the previous value and true, or the zero
+// value and false when key was absent. When the previous bytes do not decode,
+// v is stored all the same and the error matches ErrCodec. It returns
+// ErrNilValue for a nil pointer key or value, ErrCodec when either does not
+// encode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
+// Redis error otherwise.
+func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (V, bool, error) {
+	return m.put(ctx, scriptMapPut, key, v)
+}
+
+// PutIfAbsent stores v at key when key is absent. It returns the present
+// value and true (loaded) when key was present, leaving it in place, or the
+// zero value and false when it stored v, like sync.Map's LoadOrStore
+// reversed. It returns the errors of Put.
+func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (V, bool, error) {
+	return m.put(ctx, scriptMapPutIfAbsent, key, v)
+}
+
+func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, error) {
+	var zero V
+	if err := m.check(); err != nil {
+		return zero, false, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return zero, false, err
+	}
+	val, err := m.encode(v)
+	if err != nil {
+		return zero, false, err
+	}
+	return m.value(m.c.scripts.run(ctx, s, []string{m.name}, k, val).Result())
+}
+
+// Remove deletes key and returns its value and true, or the zero value and
+// false when it was absent. When the bytes do not decode the entry is
+// removed all the same and the error matches ErrCodec. It returns the errors
+// of Get.
+func (m *Map[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
+	var zero V
+	if err := m.check(); err != nil {
+		return zero, false, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return zero, false, err
+	}
+	return m.value(m.c.scripts.run(ctx, scriptMapRemove, []string{m.name}, k).Result())
+}
+
+// FastPut stores v at key without reading the previous value, and reports
+// whether key was new (Redisson's fastPut, one HSET). It returns the errors
+// of Put.
+func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error) {
+	if err := m.check(); err != nil {
+		return false, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return false, err
+	}
+	val, err := m.encode(v)
+	if err != nil {
+		return false, err
+	}
+	n, err := m.c.rdb.HSet(ctx, m.name, string(k), val).Result()
+	return n == 1, m.wrap(err)
+}
+
+// FastRemove deletes keys without reading their values and returns how many
+// were present (Redisson's fastRemove, one HDEL). No keys is no call and 0.
+// It returns ErrNilValue or ErrCodec when a key does not encode (nothing is
+// deleted); ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or
+// a Redis error otherwise.
+func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
+	if err := m.check(); err != nil {
+		return 0, err
+	}
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	fields := make([]string, len(keys))
+	for i, key := range keys {
+		k, err := m.encode(key)
+		if err != nil {
+			return 0, err
+		}
+		fields[i] = string(k)
+	}
+	n, err := m.c.rdb.HDel(ctx, m.name, fields...).Result()
+	return n, m.wrap(err)
+}
+
+// ContainsKey reports whether key is present. It returns the errors of Get.
+func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
+	if err := m.check(); err != nil {
+		return false, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return false, err
+	}
+	ok, err := m.c.rdb.HExists(ctx, m.name, string(k)).Result()
+	return ok, m.wrap(err)
+}
+
+// Size returns the number of entries (0 when the map does not exist). It
+// returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
+// Redis error.
+func (m *Map[K, V]) Size(ctx context.Context) (int64, error) {
+	if err := m.check(); err != nil {
+		return 0, err
+	}
+	n, err := m.c.rdb.HLen(ctx, m.name).Result()
+	return n, m.wrap(err)
+}
+
+// ReadAll returns every entry in one HGETALL (an empty map when the map does
+// not exist). It reads the whole hash at once: iterate large maps with
+// Iterator instead. It returns ErrCodec when a stored key or value does not
+// decode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
+// Redis error otherwise.
+func (m *Map[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	all, err := m.c.rdb.HGetAll(ctx, m.name).Result()
+	if err != nil {
+		return nil, m.wrap(err)
+	}
+	out := make(map[K]V, len(all))
+	for f, s := range all {
+		k, v, err := m.entry(f, s)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// entry decodes one stored field and value.
+func (m *Map[K, V]) entry(field, value string) (K, V, error) {
+	k, err := decodeValue[K](m.codec, m.object, []byte(field))
+	if err != nil {
+		var v V
+		return k, v, err
+	}
+	v, err := decodeValue[V](m.codec, m.object, []byte(value))
+	return k, v, err
+}
+
+// Delete deletes the map (whatever type its key holds, like Redisson) and
+// reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
+// ErrClientClosed, or a Redis error.
+func (m *Map[K, V]) Delete(ctx context.Context) (bool, error) {
+	if err := m.check(); err != nil {
+		return false, err
+	}
+	n, err := m.c.rdb.Del(ctx, m.name).Result()
+	return n == 1, m.wrap(err)
+}
+
+// AddAndGet adds delta to the number at key (0 when absent) and returns the
+// sum, atomically on the server (Redisson's RMap.addAndGet). V must be a
+// signed integer or float type, and the codec one that can add:
+//
+//   - StringCodec and JSONCodec store numbers as decimal text: HINCRBY for
+//     integer types, HINCRBYFLOAT for floats, exactly as Redisson's
+//     StringCodec/JsonJacksonCodec maps see them.
+//   - MsgpackCodec decodes the stored MessagePack number and encodes the sum
+//     in a script (Redis's cmsgpack and struct), in the form Jackson writes:
+//     the smallest integer form for integer types, float 64 for float64
+//     (a Java Double), float 32 for float32 (a Float). Lua numbers are
+//     doubles, so integer values work within +-(2^53 - 1).
+//
+// It returns an error matching ErrCodec, leaving the map unchanged, for
+// another codec (BytesCodec, a custom one), a non-numeric V, a NaN or
+// infinite delta, a stored value that is not a number of V's kind, or (with
+// msgpack) an integer out of that range. A sum that does not fit V (an int8
+// past 127, say) is stored and then reported as ErrCodec on decode. It
+// returns ErrNilValue for a nil pointer key; ErrEmptyName, ErrInvalidName,
+// ErrWrongType, ErrClientClosed, or a Redis error otherwise.
+func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
+	var zero V
+	if err := m.check(); err != nil {
+		return zero, err
+	}
+	k, err := m.encode(key)
+	if err != nil {
+		return zero, err
+	}
+	d, isInt, err := m.number(delta)
+	if err != nil {
+		return zero, err
+	}
+	var reply string
+	switch m.codec.(type) {
+	case MsgpackCodec, *MsgpackCodec:
+		kind := "int"
+		if !isInt {
+			kind = "float" + strconv.Itoa(8*int(reflect.TypeOf(delta).Size()))
+		}
+		reply, err = m.c.scripts.run(ctx, scriptMapAddMsgpack, []string{m.name}, k, d, kind).Text()
+	case StringCodec, *StringCodec, JSONCodec, *JSONCodec:
+		if isInt {
+			var n int64
+			n, err = m.c.rdb.HIncrBy(ctx, m.name, string(k), int64(reflect.ValueOf(delta).Int())).Result()
+			reply = strconv.FormatInt(n, 10)
+		} else {
+			var f float64
+			f, err = m.c.rdb.HIncrByFloat(ctx, m.name, string(k), reflect.ValueOf(delta).Float()).Result()
+			reply = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	default:
+		return zero, m.codecErr("AddAndGet is not supported by this codec")
+	}
+	if err != nil {
+		if msg := err.Error(); strings.HasPrefix(msg, "REDISSON_CODEC") || strings.Contains(msg, "hash value is not") {
+			return zero, m.codecErr(msg)
+		}
+		return zero, m.wrap(err)
+	}
+	return decodeValue[V](m.codec, m.object, []byte(reply))
+}
+
+// number formats delta for AddAndGet and reports whether V is an integer
+// type; it refuses non-numeric types and NaN or infinite floats.
+func (m *Map[K, V]) number(delta V) (string, bool, error) {
+	rv := reflect.ValueOf(&delta).Elem()
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(rv.Int(), 10), true, nil
+	case reflect.Float32, reflect.Float64:
+		f := rv.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", false, m.codecErr(fmt.Sprintf("cannot add %v", f))
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64), false, nil
+	}
+	return "", false, m.codecErr(fmt.Sprintf("AddAndGet needs a signed integer or float value type, not %T", delta))
+}
+
+func (m *Map[K, V]) codecErr(msg string) error {
+	return &codecError{object: m.object, codec: m.codec.Name(), op: "add", err: errors.New(msg)}
+}
+
+// Iterator returns an iterator over the map's entries that reads them with
+// HSCAN, about batch entries per round trip, so that a large map is never
+// read at once. It does no I/O:
+//
+//	it := m.Iterator(100)
+//	for k, v := range it.All(ctx) {
+//		...
+//	}
+//	if err := it.Err(); err != nil {
+//		...
+//	}
+//
+// As with HSCAN, an entry present for the whole iteration is yielded at
+// least once, possibly more than once when Redis rehashes the hash
+// meanwhile; entries added or removed meanwhile may or may not be yielded. A
+// batch below 1 makes Err return ErrInvalidBatch; the other errors are those
+// of ReadAll.
+func (m *Map[K, V]) Iterator(batch int) *MapIterator[K, V] {
+	return &MapIterator[K, V]{m: m, batch: batch}
+}
+
+// MapIterator iterates a Map's entries; see Map.Iterator. A MapIterator is
+// for one goroutine at a time; All may be ranged over more than once, each
+// time a new scan.
+type MapIterator[K comparable, V any] struct {
+	m     *Map[K, V]
+	batch int
+	err   error
+}
+
+// All yields the entries, reading them batch by batch with ctx. It stops at
+// the first error, which Err then returns; a ctx that ends stops it with
+// ctx's error.
+func (it *MapIterator[K, V]) All(ctx context.Context) iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		it.err = it.scan(ctx, yield)
+	}
+}
+
+// Err returns the error that ended the last iteration, or nil.
+func (it *MapIterator[K, V]) Err() error { return it.err }
+
+func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
+	m := it.m
+	if err := m.check(); err != nil {
+		return err
+	}
+	if it.batch < 1 {
+		return fmt.Errorf("%w: %s: %d", ErrInvalidBatch, m.object, it.batch)
+	}
+	var cursor uint64
+	for {
+		kv, next, err := m.c.rdb.HScan(ctx, m.name, cursor, "", int64(it.batch)).Result()
+		if err != nil {
+			return m.wrap(err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			k, v, err := m.entry(kv[i], kv[i+1])
+			if err != nil {
+				return err
+			}
+			if !yield(k, v) {
+				return nil
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
+	}
+}
