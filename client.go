@@ -76,7 +76,10 @@ type Options struct {
 
 	// Codec encodes the values of typed objects (Bucket, Map, Topic,
 	// BloomFilter) that are not given a codec of their own. Default
-	// MsgpackCodec, as Redisson's default codec is MessagePack.
+	// MsgpackCodec. (Redisson's own default, Kryo5Codec, is Java-only;
+	// Java services that share values with Go should use
+	// MsgPackJacksonCodec, which MsgpackCodec matches for plain values, or
+	// StringCodec.)
 	Codec Codec
 }
 
