@@ -68,20 +68,46 @@ var (
 // the available count {name}:value; for a client's scope the same with
 // ":<client ID>" appended. A log member is byte 16, 16 random bytes and the
 // grant's permits as a uint32 (little-endian, Redisson's
-// struct.pack('Bc0I', ...)); its score is the grant's time in ms.
+// struct.pack('Bc0I', ...)); its score is the grant's time in ms. One key is
+// this library's own: a checkpoint per scope ({name}:permits:sum, or
+// {name}:permits:<client ID>:sum) holding the permits in the log as this
+// library last left it.
 //
 // Every decision (TryAcquire, each try of TryAcquireWait and Acquire) is one
 // script call. The grant log is the only truth: the available count is
-// recomputed from the live entries on every decision and written back for
-// Redisson clients, which read it, so a drifted count (Redisson issues
-// #2072, #3639, #7329, #7342) cannot grant too much. A decision costs time
-// in proportion to the live entries, at most Rate.
+// never trusted, only written back for Redisson clients, which read it, so
+// a count that drifted (Redisson issues #2072, #3639, #7329, #7342) cannot
+// grant too much. A decision reads the permits in the log from the
+// checkpoint when the count, the number of entries and the newest entry are
+// as this library left them, and otherwise (a Redisson client wrote in
+// between) sums the whole live log, which costs time in proportion to its
+// entries. So the cost of a decision does not grow with the window in a
+// deployment of this library alone, and grows once after each Redisson
+// write in a mixed one. (What the checkpoint cannot tell apart: a Redisson
+// release, which raises the count without touching the log, followed by
+// Redisson grants and reclaims that bring the count and the number of
+// entries back and leave the newest entry in place.)
 //
 // Clock: the Redis server's (TIME inside the script), so the clocks of the
 // clients do not matter. Redisson clients log their grants with their own
 // wall clock: a Java client whose clock runs d ahead of the server's makes
 // its grants count d longer for this library's decisions, one whose clock
-// lags counts them d shorter, and the guarantee holds only up to that skew.
+// lags counts them d shorter, and the guarantee holds only up to that skew
+// (which includes the time a Java call takes to reach the server, since its
+// clock is read before the call is sent).
+//
+// Waiting: a refused try learns from the script when enough logged permits
+// leave the window, and Acquire and TryAcquireWait sleep exactly that long
+// before the next try. Waiters are not queued: those that wake together
+// race, and the losers sleep again.
+//
+// There is no Release. A log entry does not say whose grant it is, so
+// permits given back could only be taken from the oldest entries (safe, but
+// not the caller's grant), and a release resent by go-redis after a lost
+// reply would give them back twice. Redisson's release raises the count
+// without touching the log (#7329, #7342): this library's next decision
+// recomputes the count from the log, so permits released by a Redisson
+// client are not granted again until they leave the window.
 //
 // Expiry: after each decision the scope's log and count expire when the
 // newest grant leaves the window, so an idle limiter keeps only its config
@@ -95,7 +121,7 @@ var (
 type RateLimiter struct {
 	c       *Client
 	name    string
-	keys    []string // config, value, client value, permits, client permits; never modified
+	keys    []string // config, value, client value, permits, client permits, sum, client sum; never modified
 	badName error
 }
 
@@ -107,10 +133,12 @@ const rateKind = "rate limiter"
 // keys share one slot; other such names return ErrInvalidName.
 func (c *Client) GetRateLimiter(name string) *RateLimiter {
 	value, permits := suffixName(name, "value"), suffixName(name, "permits")
+	clientPermits := suffixName(permits, c.id)
 	r := &RateLimiter{
 		c:    c,
 		name: name,
-		keys: []string{name, value, suffixName(value, c.id), permits, suffixName(permits, c.id)},
+		keys: []string{name, value, suffixName(value, c.id), permits, clientPermits,
+			suffixName(permits, "sum"), suffixName(clientPermits, "sum")},
 	}
 	r.badName = c.nameError(rateKind, name, r.keys[1:]...)
 	return r
@@ -387,7 +415,7 @@ func (r *RateLimiter) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := r.c.checkObject(r.name, r.badName); err != nil {
 		return 0, err
 	}
-	n, err := r.c.scripts.run(ctx, scriptRateAvailable, []string{r.keys[0], r.keys[3], r.keys[4]}).Int64()
+	n, err := r.c.scripts.run(ctx, scriptRateAvailable, r.keys).Int64()
 	return n, r.wrap(err)
 }
 

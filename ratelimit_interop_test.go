@@ -297,6 +297,17 @@ func TestRateLimiterInteropLogEntries(t *testing.T) {
 	if ok, _, _, _, _ := f.tryAcquire(ctx, 4); ok {
 		t.Fatal("foreign tryAcquire(4) granted with 3 available")
 	}
+	// A foreign grant after ours is seen (the checkpoint of our last
+	// decision no longer describes the log).
+	if ok, _, _, _, err := f.tryAcquire(ctx, 3); err != nil || !ok {
+		t.Fatalf("foreign tryAcquire(3) = %v, %v; want true", ok, err)
+	}
+	if ok, err := r.TryAcquire(ctx, 1); err != nil || ok {
+		t.Fatalf("TryAcquire(1) with the window full = %v, %v; want false", ok, err)
+	}
+	if got, err := r.AvailablePermits(ctx); err != nil || got != 0 {
+		t.Fatalf("AvailablePermits with the window full = %d, %v; want 0", got, err)
+	}
 	// The foreign reclaim sums our permits: a Go entry that leaves the
 	// window gives back exactly its permits to the foreign counter.
 	name2 := rateName(t, rdb)

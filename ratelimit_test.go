@@ -20,7 +20,8 @@ func rateName(t testing.TB, rdb redis.UniversalClient) string {
 	t.Helper()
 	name := uniqueName(t, rdb)
 	t.Cleanup(func() {
-		rdb.Del(context.Background(), name, suffixName(name, "value"), suffixName(name, "permits"))
+		permits := suffixName(name, "permits")
+		rdb.Del(context.Background(), name, suffixName(name, "value"), permits, suffixName(permits, "sum"))
 	})
 	return name
 }

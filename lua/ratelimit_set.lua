@@ -5,8 +5,10 @@
 -- KEYS[3]  available permits of this client ({name}:value:<client id>)
 -- KEYS[4]  grant log of the overall scope ({name}:permits)
 -- KEYS[5]  grant log of this client ({name}:permits:<client id>)
+-- KEYS[6]  checkpoint of the overall scope ({name}:permits:sum)
+-- KEYS[7]  checkpoint of this client's scope ({name}:permits:<id>:sum)
 -- ARGV[1]  'try' (only when the limiter has no config) or 'set' (replace
---          the config and reset the state of KEYS[2..5])
+--          the config and reset the state of KEYS[2..7])
 -- ARGV[2]  rate (permits per interval)
 -- ARGV[3]  interval in ms
 -- ARGV[4]  type: 0 overall, 1 per client
@@ -29,6 +31,6 @@ else
     redis.call('persist', KEYS[1])
 end
 if ARGV[1] == 'set' then
-    redis.call('del', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+    redis.call('del', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 end
 return 1
