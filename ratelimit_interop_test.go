@@ -249,6 +249,18 @@ func TestRateLimiterInteropConfig(t *testing.T) {
 	if ok, err := r.TrySetRate(ctx, Overall, 1, time.Second); err != nil || ok {
 		t.Fatalf("TrySetRate over a foreign config = %v, %v; want false, nil", ok, err)
 	}
+	// PER_CLIENT: each side has a budget of its own, in keys named after its
+	// client id.
+	if ok, _, _, _, err := f.tryAcquire(ctx, 7); err != nil || !ok {
+		t.Fatalf("foreign tryAcquire(7) = %v, %v; want true", ok, err)
+	}
+	mustTryAcquireRate(t, ctx, r, 7, true)
+	mustTryAcquireRate(t, ctx, r, 1, false)
+	for _, id := range []string{f.uuid, c.ID()} {
+		if n := rdb.ZCard(ctx, "{"+name+"}:permits:"+id).Val(); n != 1 {
+			t.Fatalf("log of client %s holds %d entries; want 1", id, n)
+		}
+	}
 
 	name2 := rateName(t, rdb)
 	if err := c.GetRateLimiter(name2).SetRate(ctx, Overall, 12, 1500*time.Millisecond); err != nil {
@@ -384,13 +396,13 @@ func TestRateLimiterInteropShared(t *testing.T) {
 	}
 	stop := time.Now().Add(1500 * time.Millisecond)
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
+	errs := make(chan error, 32)
 	for i := range 3 {
 		c := newClient(t, sharedRedis(t), nil)
 		f := newForeignRateLimiter(sharedRedis(t), name)
 		r := c.GetRateLimiter(name)
 		for j := range 3 {
-			wg.Add(2)
+			wg.Add(3)
 			go func() { // a Go caller
 				defer wg.Done()
 				for time.Now().Before(stop) {
@@ -405,22 +417,24 @@ func TestRateLimiterInteropShared(t *testing.T) {
 					}
 				}
 			}()
-			go func() { // a Java caller: tryAcquire, then sleep the delay
-				defer wg.Done()
-				for time.Now().Before(stop) {
-					n := int64(1 + mrand.IntN(3))
-					ok, delay, now, server, err := f.tryAcquire(ctx, n)
-					if err != nil {
-						errs <- err
-						return
+			for range 2 {
+				go func() { // a Java caller: tryAcquire, then sleep the delay
+					defer wg.Done()
+					for time.Now().Before(stop) {
+						n := int64(1 + mrand.IntN(3))
+						ok, delay, now, server, err := f.tryAcquire(ctx, n)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if ok {
+							record(rateGrant{score: now, server: server, n: n, foreign: true})
+						} else {
+							time.Sleep(delay)
+						}
 					}
-					if ok {
-						record(rateGrant{score: now, server: server, n: n, foreign: true})
-					} else {
-						time.Sleep(delay)
-					}
-				}
-			}()
+				}()
+			}
 		}
 	}
 	wg.Wait()

@@ -434,13 +434,13 @@ func TestRateLimiterExpiry(t *testing.T) {
 	const interval = 300 * time.Millisecond
 	mustSetRate(t, ctx, r, Overall, 2, interval)
 	mustTryAcquireRate(t, ctx, r, 1, true)
-	for _, k := range []string{r.keys[1], r.keys[3]} {
+	for _, k := range []string{r.keys[1], r.keys[3], r.keys[5]} {
 		if ttl := rdb.PTTL(ctx, k).Val(); ttl <= 0 || ttl > interval {
 			t.Fatalf("PTTL %s = %v; want in (0, %v]", k, ttl, interval)
 		}
 	}
 	eventually(t, 10*time.Second, "state keys expire", func() bool {
-		return rdb.Exists(ctx, r.keys[1], r.keys[3]).Val() == 0
+		return rdb.Exists(ctx, r.keys[1:]...).Val() == 0
 	})
 	if rdb.Exists(ctx, r.Name()).Val() != 1 {
 		t.Fatal("config hash gone without a keep-alive")
