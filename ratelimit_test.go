@@ -588,3 +588,39 @@ func testRateGuarantee(t *testing.T, newRedis func() redis.UniversalClient) {
 	}
 	t.Logf("%d grants", len(grants))
 }
+
+// On Redis Cluster every key of a limiter lands in the name's slot: the
+// scripts run for names with and without a hash tag, and a name whose
+// braces would split its keys is refused.
+func TestRateLimiterCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	base := rateName(t, rdb)
+	tagged := "{" + base + "}:tagged"
+	t.Cleanup(func() {
+		r := c.GetRateLimiter(tagged)
+		for _, k := range r.keys {
+			rdb.Del(context.Background(), k)
+		}
+	})
+	for _, name := range []string{base, tagged} {
+		for _, scope := range []RateType{Overall, PerClient} {
+			r := c.GetRateLimiter(name)
+			mustSetRate(t, ctx, r, scope, 2, time.Minute)
+			mustTryAcquireRate(t, ctx, r, 2, true)
+			mustTryAcquireRate(t, ctx, r, 1, false)
+			if n, err := r.AvailablePermits(ctx); err != nil || n != 0 {
+				t.Fatalf("%s %v: AvailablePermits = %d, %v; want 0", name, scope, n, err)
+			}
+			for _, k := range r.keys {
+				if hashSlot(k) != hashSlot(name) {
+					t.Fatalf("key %s is not in the slot of %s", k, name)
+				}
+			}
+		}
+	}
+	if _, err := c.GetRateLimiter("a{b").TrySetRate(ctx, Overall, 1, time.Second); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("name with an incomplete hash tag: %v; want ErrInvalidName", err)
+	}
+}
