@@ -357,10 +357,9 @@ func (r *RateLimiter) check(n int64) error {
 
 // grant is the outcome of one decision.
 type grant struct {
-	ok        bool
-	available int64         // when ok: permits left in the window
-	wait      time.Duration // when not ok: until enough permits leave the window
-	at        int64         // the server's time of the decision, ms since the epoch
+	ok   bool
+	wait time.Duration // when not ok: until enough permits leave the window
+	at   int64         // the server's time of the decision, ms since the epoch
 }
 
 // try runs the acquire script once.
@@ -383,7 +382,7 @@ func (r *RateLimiter) try(ctx context.Context, n int64) (grant, error) {
 		return grant{}, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, rateKind, r.name, res)
 	}
 	if res[0] == 1 {
-		return grant{ok: true, available: res[1], at: res[2]}, nil
+		return grant{ok: true, at: res[2]}, nil
 	}
 	return grant{wait: time.Duration(res[1]) * time.Millisecond, at: res[2]}, nil
 }

@@ -119,12 +119,9 @@ if keepAlive > 0 then
 end
 
 -- save writes the count and the checkpoint and sets the scope's expiry:
--- when the newest entry leaves the window. An empty log is deleted.
+-- when the newest entry leaves the window. (The log is not empty: a grant
+-- just added to it, and a refusal means it holds permits.)
 local function save(available)
-    if entries == 0 then
-        redis.call('del', valueKey, logKey, sumKey)
-        return
-    end
     local newest = redis.call('zrange', logKey, -1, -1, 'withscores')
     local ttl = tonumber(newest[2]) + interval - now
     redis.call('set', valueKey, available, 'px', ttl)
