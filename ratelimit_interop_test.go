@@ -418,7 +418,12 @@ func TestRateLimiterInteropShared(t *testing.T) {
 				}
 			}()
 			for range 2 {
-				go func() { // a Java caller: tryAcquire, then sleep the delay
+				// A Java caller as in Redisson's testConcurrency: tryAcquire,
+				// and a random 0-10ms sleep when refused. (Sleeping Redisson's
+				// delay instead, the oldest grant's expiry + 3ms, it would
+				// lose nearly every race to Go callers, which wake on the
+				// expiry itself.)
+				go func() {
 					defer wg.Done()
 					for time.Now().Before(stop) {
 						n := int64(1 + mrand.IntN(3))
@@ -430,7 +435,7 @@ func TestRateLimiterInteropShared(t *testing.T) {
 						if ok {
 							record(rateGrant{score: now, server: server, n: n, foreign: true})
 						} else {
-							time.Sleep(delay)
+							time.Sleep(min(delay, time.Duration(mrand.IntN(11))*time.Millisecond))
 						}
 					}
 				}()
