@@ -1,0 +1,65 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+// A limiter shared by every client of the name: at most 3 permits in any
+// second. TryAcquire decides at once; Acquire would sleep until the oldest
+// grant leaves the window.
+func ExampleRateLimiter() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	limiter := client.GetRateLimiter("api:search")
+	if _, err := limiter.TrySetRate(ctx, redisson.Overall, 3, time.Second); err != nil {
+		panic(err)
+	}
+	for i := range 4 {
+		ok, err := limiter.TryAcquire(ctx, 1)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("request", i+1, "allowed:", ok)
+	}
+	left, _ := limiter.AvailablePermits(ctx)
+	fmt.Println("left:", left)
+	// Output:
+	// request 1 allowed: true
+	// request 2 allowed: true
+	// request 3 allowed: true
+	// request 4 allowed: false
+	// left: 0
+}
+
+// PerClient gives each Client a budget of its own; a keep-alive lets an
+// idle limiter expire entirely.
+func ExampleRateLimiter_TrySetRateKeepAlive() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	limiter := client.GetRateLimiter("tenant:42:exports")
+	ok, err := limiter.TrySetRateKeepAlive(ctx, redisson.PerClient, 10, time.Minute, time.Hour)
+	fmt.Println(ok, err)
+	cfg, _ := limiter.Config(ctx)
+	fmt.Println(cfg.Type, cfg.Rate, cfg.Interval, cfg.KeepAlive)
+	ok, err = limiter.TryAcquireWait(ctx, 4, time.Second)
+	fmt.Println(ok, err)
+	// Output:
+	// true <nil>
+	// PER_CLIENT 10 1m0s 1h0m0s
+	// true <nil>
+}
