@@ -206,6 +206,9 @@ func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver fu
 	if o.buffer < 1 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidBuffer, o.buffer)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: subscribe: %w", t.object(), err)
+	}
 	l := &listener{ch: make(chan string, o.buffer)}
 	sub, err := t.c.pubsub.subscribeKey(ctx, chanKey{name: t.name, sharded: t.sharded}, nil, l)
 	if err != nil {
