@@ -39,10 +39,9 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
+	"github.com/goredisson/redisson/internal/demoredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,7 +83,7 @@ func run() int {
 
 	backend := "redis " + *addr
 	if *addr == "" {
-		mr, err := startMiniredis()
+		mr, err := demoredis.Start()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "flashsale: miniredis:", err)
 			return 2
@@ -128,46 +127,6 @@ func clientFactory(addr string, cfg Config) func() redis.UniversalClient {
 	return func() redis.UniversalClient {
 		return redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool, DisableIdentity: true})
 	}
-}
-
-// fakeRedis is an embedded miniredis whose clock follows real time.
-type fakeRedis struct {
-	*miniredis.Miniredis
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-// startMiniredis starts miniredis plus a goroutine that advances its clock
-// every ~10ms by the real elapsed time: miniredis only expires keys (lock
-// leases) when its clock is moved forward.
-func startMiniredis() (*fakeRedis, error) {
-	m, err := miniredis.Run()
-	if err != nil {
-		return nil, err
-	}
-	f := &fakeRedis{Miniredis: m, stop: make(chan struct{})}
-	f.wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case now := <-tick.C:
-				m.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	})
-	return f, nil
-}
-
-// Close stops the clock goroutine and the server.
-func (f *fakeRedis) Close() {
-	close(f.stop)
-	f.wg.Wait()
-	f.Miniredis.Close()
 }
 
 func printSummary(cfg Config, r *Result) {

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/demoredis"
 	"go.uber.org/goleak"
 )
 
 func runSale(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	mr, err := startMiniredis()
+	mr, err := demoredis.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

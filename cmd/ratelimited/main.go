@@ -34,9 +34,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/httplimit"
+	"github.com/goredisson/redisson/internal/demoredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,7 +84,7 @@ func run() int {
 
 	backend := "redis " + *redisAddr
 	if *redisAddr == "" {
-		mr, err := startMiniredis()
+		mr, err := demoredis.Start()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ratelimited: miniredis:", err)
 			return 2
@@ -215,42 +215,4 @@ func runDemo(url string, n int, burst int64) int {
 		}
 	}
 	return status
-}
-
-// fakeRedis is an embedded miniredis whose clock follows real time, so that
-// keys expire.
-type fakeRedis struct {
-	*miniredis.Miniredis
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startMiniredis() (*fakeRedis, error) {
-	m, err := miniredis.Run()
-	if err != nil {
-		return nil, err
-	}
-	f := &fakeRedis{Miniredis: m, stop: make(chan struct{})}
-	f.wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		last := time.Now()
-		for {
-			select {
-			case <-f.stop:
-				return
-			case now := <-tick.C:
-				m.FastForward(now.Sub(last))
-				last = now
-			}
-		}
-	})
-	return f, nil
-}
-
-// Close stops the clock and the server.
-func (f *fakeRedis) Close() {
-	close(f.stop)
-	f.wg.Wait()
-	f.Miniredis.Close()
 }
