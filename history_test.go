@@ -2,9 +2,11 @@ package redisson
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/goredisson/redisson/internal/history"
+	"github.com/goredisson/redisson/internal/redistest"
 )
 
 // workload is a contended lock or semaphore workload whose every call is
@@ -170,4 +173,137 @@ func checkLockHistory(t testing.TB, ops []history.Op, linearizable bool) int {
 		}
 	}
 	return len(bad)
+}
+
+// runLockHistory runs lock cycles for d on three keys from procs worker
+// processes and clients in-process Clients, each with goroutines goroutines,
+// and returns the merged history and the in-process workload.
+func runLockHistory(t testing.TB, addr string, procs, clients, goroutines int, d, hold time.Duration) ([]history.Op, *workload) {
+	rdb := sharedRedis(t)
+	base := uniqueName(t, rdb)
+	w := &workload{rec: &history.Recorder{}, wait: 2 * time.Second, hold: hold}
+	for i := range 3 {
+		key := fmt.Sprintf("%s:%d", base, i)
+		w.keys = append(w.keys, key)
+		t.Cleanup(func() { deleteLockKeys(rdb, key) })
+	}
+	workers := make([]*worker, procs)
+	for i := range workers {
+		workers[i] = startWorker(t, addr, 30*time.Second, fmt.Sprintf("worker%d", i))
+		workers[i].send("cycles %s %d %d %d", base, goroutines, d.Milliseconds(), hold.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range clients {
+		c := newClient(t, rdb, nil)
+		for range goroutines {
+			wg.Go(func() { w.lockLoop(ctx, c) })
+		}
+	}
+	wg.Wait()
+	ops := w.rec.Ops()
+	for _, wk := range workers {
+		for {
+			line := wk.line()
+			if js, ok := strings.CutPrefix(line, "op "); ok {
+				var op history.Op
+				if err := json.Unmarshal([]byte(js), &op); err != nil {
+					t.Fatalf("%s: %v", wk.name, err)
+				}
+				ops = append(ops, op)
+				continue
+			}
+			if errs, ok := strings.CutPrefix(line, "done "); ok {
+				if errs != "none" {
+					t.Errorf("%s: errors: %s", wk.name, errs)
+				}
+				break
+			}
+			t.Fatalf("%s: %q", wk.name, line)
+		}
+	}
+	return ops, w
+}
+
+// countOps returns the number of successful acquires in ops.
+func countOps(ops []history.Op) (acquired int) {
+	for _, op := range ops {
+		if op.Kind == history.Acquire && op.OK {
+			acquired++
+		}
+	}
+	return acquired
+}
+
+// A contended lock workload from two worker processes and two in-process
+// Clients (eight goroutines each, three locks) has a history that is
+// linearizable as a mutex (porcupine), with no two holds of one lock at
+// once and fencing tokens increasing in grant order; no caller sees an
+// error.
+func TestLockHistoryLinearizable(t *testing.T) {
+	ops, w := runLockHistory(t, redistest.Shared(t).Addr(), 2, 2, 8, 3*time.Second, 2*time.Millisecond)
+	acquired := countOps(ops)
+	if acquired < 20 {
+		t.Fatalf("only %d acquisitions in the history; want a real workload", acquired)
+	}
+	bad := checkLockHistory(t, ops, true)
+	if errs := w.errSummary(); errs != "none" {
+		t.Errorf("callers saw errors: %s", errs)
+	}
+	t.Logf("SUMMARY fault=none (history check); topology=single, 2 processes + 2 clients x 8 goroutines, 3 locks; ops=%d (%d acquired); violations=%d; errors=%s",
+		len(ops), acquired, bad, w.errSummary())
+}
+
+// A semaphore of 3 permits taken one at a time by three Clients (six
+// goroutines each, two semaphores) never has more than 3 holders at once
+// in the recorded history, and no caller sees an error.
+func TestSemaphoreHistoryNeverOverN(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	const permits = 3
+	w := &workload{rec: &history.Recorder{}, wait: 2 * time.Second, hold: 3 * time.Millisecond}
+	for i := range 2 {
+		key := uniqueName(t, rdb) + fmt.Sprint(":", i)
+		t.Cleanup(func() { rdb.Del(context.Background(), key) })
+		w.keys = append(w.keys, key)
+		if ok, err := newClient(t, rdb, nil).GetSemaphore(key).TrySetPermits(ctx, permits); err != nil || !ok {
+			t.Fatalf("TrySetPermits = %v, %v", ok, err)
+		}
+	}
+	run, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range 3 {
+		c := newClient(t, rdb, nil)
+		for j := range 6 {
+			wg.Go(func() { w.semLoop(run, c, fmt.Sprintf("c%d.g%d", i, j)) })
+		}
+	}
+	wg.Wait()
+	ops := w.rec.Ops()
+	holds, err := history.Holds(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := history.Overlaps(holds, permits)
+	for i, b := range bad {
+		if i < 10 {
+			t.Errorf("violation: %s", b)
+		}
+	}
+	if len(holds) < 20 {
+		t.Fatalf("only %d holds; want a real workload", len(holds))
+	}
+	// Every permit came back.
+	for _, key := range w.keys {
+		if n, err := newClient(t, rdb, nil).GetSemaphore(key).AvailablePermits(ctx); err != nil || n != permits {
+			t.Errorf("%s: %d permits available after the run (%v); want %d", key, n, err, permits)
+		}
+	}
+	if errs := w.errSummary(); errs != "none" {
+		t.Errorf("callers saw errors: %s", errs)
+	}
+	t.Logf("SUMMARY fault=none (history check); topology=single, 3 clients x 6 goroutines, 2 semaphores of %d; ops=%d (%d acquired); violations=%d; errors=%s",
+		permits, len(ops), len(holds), len(bad), w.errSummary())
 }
