@@ -149,11 +149,13 @@ func TestFaultConnectionReset(t *testing.T) {
 	r.check(t, "TCP reset of all connections x10, every 200ms", "single, 2 clients x 4 goroutines via proxy")
 }
 
-// A holder whose replies stop arriving (requests still reach Redis, so its
-// renewals run there) learns that its lease is lost before another owner
-// acquires the lock: it cannot confirm a renewal, so it gives the hold up
-// at its deadline less the loss margin, and the renewals that ran anyway
-// are undone.
+// A holder whose replies stop arriving (a one-way partition: its requests
+// still reach Redis) learns that its lease is lost before another owner
+// acquires the lock: it cannot confirm a renewal, so it gives the hold up at
+// its deadline less the loss margin. (In practice go-redis sends the
+// renewal on a fresh connection whose handshake reply is held, so the
+// renewal never runs either.) Once the partition heals the handle acquires
+// again.
 func TestFaultOneWayPartitionHolderToldFirst(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
