@@ -28,7 +28,7 @@ type faultRun struct {
 // fault after d/3 in its own goroutine; fault returns when the fault is
 // over. The run's context ends at d (the fault may end later: then the
 // workload waits for it).
-func runFaulted(t *testing.T, cleanup redis.UniversalClient, clients []*Client, goroutines int, d time.Duration, fault func(ctx context.Context)) *faultRun {
+func runFaulted(t *testing.T, cleanup redis.UniversalClient, clients []*Client, goroutines int, d time.Duration, fault func(ctx context.Context, w *workload)) *faultRun {
 	t.Helper()
 	w := &workload{rec: &history.Recorder{}, wait: 3 * time.Second, hold: 5 * time.Millisecond}
 	for range 2 {
@@ -48,7 +48,7 @@ func runFaulted(t *testing.T, cleanup redis.UniversalClient, clients []*Client, 
 		defer close(faultDone)
 		time.Sleep(d / 3)
 		r.faultStart = time.Now()
-		fault(context.Background())
+		fault(context.Background(), w)
 		r.faultEnd = time.Now()
 	}()
 	<-faultDone
@@ -119,7 +119,7 @@ func TestFaultLatency(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
 	clients := proxiedClients(t, proxy, 2, &Options{WatchdogTimeout: time.Second}, nil)
-	r := runFaulted(t, srv.Client(t), clients, 4, 4500*time.Millisecond, func(context.Context) {
+	r := runFaulted(t, srv.Client(t), clients, 4, 4500*time.Millisecond, func(context.Context, *workload) {
 		proxy.SetLatency(40 * time.Millisecond)
 		time.Sleep(2500 * time.Millisecond) // holds outlive several renewals
 		proxy.SetLatency(0)
@@ -140,7 +140,7 @@ func TestFaultConnectionReset(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
 	clients := proxiedClients(t, proxy, 2, &Options{WatchdogTimeout: time.Second, PubSubHealthCheck: 200 * time.Millisecond}, nil)
-	r := runFaulted(t, srv.Client(t), clients, 4, 4*time.Second, func(context.Context) {
+	r := runFaulted(t, srv.Client(t), clients, 4, 4*time.Second, func(context.Context, *workload) {
 		for range 10 {
 			proxy.Reset()
 			time.Sleep(200 * time.Millisecond)
@@ -160,7 +160,7 @@ func TestFaultOneWayPartitionHolderToldFirst(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
 	direct := srv.Client(t)
-	const lease = time.Second
+	const lease = 2 * time.Second
 	c := proxiedClients(t, proxy, 1, &Options{WatchdogTimeout: lease}, nil)[0]
 	ctx := testCtx(t, time.Minute)
 	name := uniqueName(t, direct)
@@ -202,24 +202,52 @@ func TestFaultOneWayPartitionHolderToldFirst(t *testing.T) {
 		told.Sub(cut).Round(time.Millisecond), acquired.Sub(cut).Round(time.Millisecond), acquired.Sub(told).Round(time.Millisecond))
 }
 
-// A full partition of one of two Clients for 2.5s (longer than the 1s
-// lease) during a contended workload: the partitioned holders are told
-// ErrLeaseLost before the other Client's goroutines acquire (no two holds
-// at once in the history, counting a hold as ended when its owner is
-// told), tokens increase, and both Clients acquire again after the heal.
+// A full partition of one of two Clients for 4s (longer than the 2s
+// lease) during a contended workload, while that Client holds one of the
+// locks: the partitioned holders are told ErrLeaseLost before the other
+// Client's goroutines acquire (no two holds at once in the history,
+// counting a hold as ended when its owner is told), tokens increase, and
+// both Clients acquire again after the heal.
 func TestFaultPartitionDuringWorkload(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
-	opts := &Options{WatchdogTimeout: time.Second, PubSubHealthCheck: 300 * time.Millisecond}
-	clients := append(proxiedClients(t, proxy, 1, opts, nil), newClient(t, srv.Client(t), opts))
-	r := runFaulted(t, srv.Client(t), clients, 4, 6*time.Second, func(context.Context) {
+	opts := &Options{WatchdogTimeout: 2 * time.Second, PubSubHealthCheck: 300 * time.Millisecond}
+	cut := proxiedClients(t, proxy, 1, opts, nil)[0]
+	clients := []*Client{cut, newClient(t, srv.Client(t), opts)}
+	var heldErr error
+	r := runFaulted(t, srv.Client(t), clients, 4, 7*time.Second, func(ctx context.Context, w *workload) {
+		// A hold the partition is sure to catch, recorded like the others.
+		l := cut.GetLock(w.keys[0])
+		inv := history.Now()
+		ok, err := l.TryLock(ctx, 10*time.Second, 0)
+		w.rec.Add(history.Op{Owner: l.Owner(), Key: w.keys[0], Kind: history.Acquire, OK: ok, Token: l.Token(), Invoke: inv, Return: history.Now()})
+		if !ok || err != nil {
+			heldErr = fmt.Errorf("TryLock = %v, %v", ok, err)
+			return
+		}
+		owner := l.Owner()
 		proxy.Partition(true)
-		time.Sleep(2500 * time.Millisecond)
+		select {
+		case <-l.Done():
+			w.rec.SetLost(owner, w.keys[0], history.Now())
+		case <-time.After(4 * time.Second):
+		}
+		time.Sleep(time.Until(r0(inv).Add(4 * time.Second)))
 		proxy.Partition(false)
 		proxy.CloseAll()
+		heldErr = l.Err()
+		inv = history.Now()
+		err = l.Unlock(ctx)
+		w.rec.Add(history.Op{Owner: owner, Key: w.keys[0], Kind: history.Release, OK: err == nil, Invoke: inv, Return: history.Now()})
 	})
-	r.check(t, "partition of 1 of 2 clients for 2.5s (lease 1s)", "single, 1 client via proxy + 1 direct, 4 goroutines each")
+	if !errors.Is(heldErr, ErrLeaseLost) {
+		t.Errorf("partitioned holder: Err = %v; want ErrLeaseLost", heldErr)
+	}
+	r.check(t, "partition of 1 of 2 clients for 4s (lease 2s) while it holds a lock", "single, 1 client via proxy + 1 direct, 4 goroutines each")
 }
+
+// r0 turns a history time back into a time.Time.
+func r0(ns int64) time.Time { return time.Unix(0, ns) }
 
 // Faults made by Redis itself on a private server during a contended
 // workload of three Clients: CLIENT KILL of the command connections, of
@@ -250,7 +278,7 @@ func TestFaultServerSide(t *testing.T) {
 				clients = append(clients, newClient(t, srv.Client(t), opts))
 			}
 			start := time.Now()
-			r := runFaulted(t, admin, clients, 4, 3*time.Second, func(ctx context.Context) {
+			r := runFaulted(t, admin, clients, 4, 3*time.Second, func(ctx context.Context, _ *workload) {
 				for range 10 {
 					if err := tc.do(ctx, admin); err != nil {
 						t.Errorf("%s: %v", tc.name, err)
@@ -279,7 +307,7 @@ func TestFaultRestartDuringWorkload(t *testing.T) {
 		clients = append(clients, newClient(t, srv.Client(t), opts))
 	}
 	start := time.Now()
-	r := runFaulted(t, srv.Client(t), clients, 4, 4*time.Second, func(context.Context) {
+	r := runFaulted(t, srv.Client(t), clients, 4, 4*time.Second, func(context.Context, *workload) {
 		srv.Restart(t)
 	})
 	if took := time.Since(start); took > 40*time.Second {
