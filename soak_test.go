@@ -102,7 +102,7 @@ func TestSoakLockFaults(t *testing.T) {
 	opts := &Options{WatchdogTimeout: time.Second, PubSubHealthCheck: 300 * time.Millisecond}
 	clients := append(proxiedClients(t, proxy, 1, opts, nil), newClient(t, srv.Client(t), opts))
 	var faults int
-	r := runFaulted(t, srv.Client(t), clients, 8, d, func(context.Context) {
+	r := runFaulted(t, srv.Client(t), clients, 8, d, func(context.Context, *workload) {
 		end := time.Now().Add(d / 2)
 		for time.Now().Before(end) {
 			proxy.Reset()
