@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check bench clean
+.PHONY: demo test check bench soak clean
 
 # demo runs the flash-sale demo on an embedded miniredis (no Redis needed).
 demo:
@@ -23,6 +23,11 @@ check:
 # bench runs the package benchmarks for real numbers.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 3s .
+
+# soak runs the long history and fault runs (minutes each; set
+# REDISSON_SOAK_DURATION, default 2m) and prints their counts.
+soak:
+	$(GO) test -tags soak -count=1 -run '^TestSoak' -v -timeout 60m .
 
 clean:
 	$(GO) clean -testcache

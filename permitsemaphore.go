@@ -97,6 +97,9 @@ func (s *PermitExpirableSemaphore) wrap(err error) error {
 	if err == nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrClientClosed) {
 		return err
 	}
+	if overflows(err) {
+		return fmt.Errorf("%w: %s %q: the count would overflow: %w", ErrInvalidPermits, permitKind, s.name, err)
+	}
 	return fmt.Errorf("redisson: %s %q: %w", permitKind, s.name, err)
 }
 
@@ -139,7 +142,9 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 // and acquisitions wait until releases bring it above). Adding wakes up to
 // n waiters. It returns the new available count, and ErrWrongType when the
 // key holds another Redis type or a string that is not an integer,
-// ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error. A call
+// ErrInvalidPermits when the count would overflow an int64 (leaving it
+// unchanged), ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
+// error. A call
 // resent by go-redis after a lost reply adds once.
 func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
 	if err := s.check(); err != nil {

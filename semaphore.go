@@ -137,10 +137,19 @@ func wrapIntKeyErr(kind, name string, err error) error {
 	if strings.Contains(err.Error(), "not an integer") {
 		return &wrongTypeError{name: name, err: err}
 	}
+	if overflows(err) {
+		return fmt.Errorf("%w: %s %q: the count would overflow: %w", ErrInvalidPermits, kind, name, err)
+	}
 	if err = classify(name, err); errors.Is(err, ErrWrongType) {
 		return err
 	}
 	return fmt.Errorf("redisson: %s %q: %w", kind, name, err)
+}
+
+// overflows reports whether err is Redis refusing an INCRBY whose result
+// would not fit in 64 bits (nothing was written: the script stops there).
+func overflows(err error) bool {
+	return strings.Contains(err.Error(), "increment or decrement would overflow")
 }
 
 // marker returns a fresh call marker key.
@@ -174,8 +183,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // AddPermits adds n permits, n < 0 taking permits away (the count may go
 // negative: acquirers then wait until releases bring it above what they
 // ask), and publishes the new count, waking up to that many waiters. n == 0
-// does nothing. It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
-// ErrClientClosed, or a Redis error.
+// does nothing. It returns ErrInvalidPermits when the count would overflow
+// an int64 (leaving it unchanged); ErrEmptyName, ErrInvalidName,
+// ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 	if err := s.check(0); err != nil || n == 0 {
 		return err
@@ -187,7 +197,8 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 // publishes the new count, waking up to that many waiters in every client.
 // Any caller may release: permits have no owner. n == 0 does nothing.
 // Release still runs when ctx is already cancelled, within the client's
-// CleanupTimeout. It returns ErrInvalidPermits for n < 0; ErrEmptyName,
+// CleanupTimeout. It returns ErrInvalidPermits for n < 0 or when the count
+// would overflow an int64 (leaving it unchanged); ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 // After a network error the release may or may not have happened.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {

@@ -31,6 +31,9 @@ type Proxy struct {
 	closed bool
 	conns  map[*proxyConn]struct{}
 	heal   chan struct{} // non-nil while partitioned, closed when healed
+	// One-way partitions, like heal: up is client to server, down is
+	// server to client.
+	healUp, healDown chan struct{}
 }
 
 // proxyConn is one proxied client connection and its server connection.
@@ -105,6 +108,57 @@ func (p *Proxy) Partition(on bool) {
 	case !on && p.heal != nil:
 		close(p.heal)
 		p.heal = nil
+	}
+}
+
+// Direction is one direction of the proxied traffic.
+type Direction int
+
+// The directions of PartitionOneWay.
+const (
+	ToServer Direction = iota // client to server: requests
+	ToClient                  // server to client: replies and pushes
+)
+
+// PartitionOneWay turns a one-way partition on or off: like Partition, but
+// only bytes travelling in direction d are held (the other direction flows).
+// With ToClient the server executes every request and the client sees none
+// of the replies; with ToServer the client's requests never arrive. It is
+// independent of Partition: a chunk flows when neither holds it.
+func (p *Proxy) PartitionOneWay(d Direction, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	heal := &p.healUp
+	if d == ToClient {
+		heal = &p.healDown
+	}
+	switch {
+	case on && *heal == nil:
+		*heal = make(chan struct{})
+	case !on && *heal != nil:
+		close(*heal)
+		*heal = nil
+	}
+}
+
+// Reset aborts every current connection with a TCP reset (RST, by closing
+// with SO_LINGER 0) on both sides, as a crashed middlebox or a killed peer
+// would: the client sees "connection reset by peer", the server a reset
+// too. The proxy keeps accepting new connections.
+func (p *Proxy) Reset() {
+	p.mu.Lock()
+	conns := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		for _, conn := range []net.Conn{c.client, c.server} {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+		}
+		c.close()
 	}
 }
 
@@ -205,7 +259,7 @@ func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, fromServer bool) {
 				p.dropped.Add(1)
 				return
 			}
-			if !p.hold(c) {
+			if !p.hold(c, fromServer) {
 				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -218,9 +272,9 @@ func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, fromServer bool) {
 	}
 }
 
-// hold applies latency and partition to one chunk; false means c was closed
-// meanwhile.
-func (p *Proxy) hold(c *proxyConn) bool {
+// hold applies latency and partitions to one chunk travelling to the
+// client (fromServer) or to the server; false means c was closed meanwhile.
+func (p *Proxy) hold(c *proxyConn, fromServer bool) bool {
 	if d := time.Duration(p.latency.Load()); d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -233,6 +287,11 @@ func (p *Proxy) hold(c *proxyConn) bool {
 	for {
 		p.mu.Lock()
 		heal := p.heal
+		if heal == nil && fromServer {
+			heal = p.healDown
+		} else if heal == nil {
+			heal = p.healUp
+		}
 		p.mu.Unlock()
 		if heal == nil {
 			return true
