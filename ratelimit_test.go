@@ -531,17 +531,17 @@ func TestRateLimiterLostReply(t *testing.T) {
 // clock, over every grant of the run.
 func TestRateLimiterGuarantee(t *testing.T) {
 	rdbs := func() redis.UniversalClient { return sharedRedis(t) }
-	testRateGuarantee(t, rdbs)
+	testRateGuarantee(t, rdbs, 1500*time.Millisecond)
 }
 
 func TestRateLimiterGuaranteeCluster(t *testing.T) {
 	cl := redistest.SharedCluster(t)
-	testRateGuarantee(t, func() redis.UniversalClient { return cl.Client(t) })
+	testRateGuarantee(t, func() redis.UniversalClient { return cl.Client(t) }, 1500*time.Millisecond)
 }
 
-func testRateGuarantee(t *testing.T, newRedis func() redis.UniversalClient) {
+func testRateGuarantee(t *testing.T, newRedis func() redis.UniversalClient, run time.Duration) {
 	const clients, goroutines, rate, interval = 3, 6, 20, 250 * time.Millisecond
-	ctx := testCtx(t, time.Minute)
+	ctx := testCtx(t, run+time.Minute)
 	admin := newRedis()
 	name := rateName(t, admin)
 	mustSetRate(t, ctx, newClient(t, admin, nil).GetRateLimiter(name), Overall, rate, interval)
@@ -550,7 +550,7 @@ func testRateGuarantee(t *testing.T, newRedis func() redis.UniversalClient) {
 		grants []rateGrant
 		wg     sync.WaitGroup
 	)
-	stop := time.Now().Add(1500 * time.Millisecond)
+	stop := time.Now().Add(run)
 	errs := make(chan error, clients*goroutines)
 	for i := range clients {
 		r := newClient(t, newRedis(), nil).GetRateLimiter(name)
@@ -586,7 +586,8 @@ func testRateGuarantee(t *testing.T, newRedis func() redis.UniversalClient) {
 	if peak := checkRateWindows(t, grants, rate, interval); peak != rate {
 		t.Errorf("busiest window held %d permits; want the rate %d (the load never reached the limit?)", peak, rate)
 	}
-	t.Logf("%d grants", len(grants))
+	t.Logf("SUMMARY rate limiter: %d clients x %d goroutines for %v: %d grants, every %v window checked, 0 over the rate %d",
+		clients, goroutines, run, len(grants), interval, rate)
 }
 
 // On Redis Cluster every key of a limiter lands in the name's slot: the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goredisson/redisson/internal/history"
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // The soak tests are the long versions of the history and fault tests, run
@@ -118,4 +119,11 @@ func TestSoakLockFaults(t *testing.T) {
 	r.check(t, fmt.Sprintf("%d resets and partitions over %v", faults, d/2), "single, 1 client via proxy + 1 direct, 8 goroutines each")
 	fmt.Printf("soak lock faults: %d ops (%d acquired) in %v = %.0f ops/s; %d faults; leases lost %d; errors %s\n",
 		len(r.ops), countOps(r.ops), d, float64(len(r.ops))/d.Seconds(), faults, r.lost, r.w.errSummary())
+}
+
+// TestSoakRateLimiter runs the rate limiter's guarantee check (at most rate
+// permits in any trailing interval, over the whole grant log of 3 Clients x
+// 6 goroutines) for the soak duration.
+func TestSoakRateLimiter(t *testing.T) {
+	testRateGuarantee(t, func() redis.UniversalClient { return sharedRedis(t) }, soakDuration(t))
 }
