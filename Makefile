@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check bench clean
+.PHONY: demo test check bench bench-pkg bench-short clean
 
 # demo runs the flash-sale demo on an embedded miniredis (no Redis needed).
 demo:
@@ -20,8 +20,19 @@ check:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# bench runs the package benchmarks for real numbers.
+# bench runs the side-by-side suite (bench/, its own module) against
+# redislock, redsync, redis_rate and ulule/limiter, with full settings
+# (several minutes); it prints Markdown tables.
 bench:
+	cd bench && $(GO) run .
+
+# bench-short runs every scenario of the suite once, briefly: it fails only
+# when a scenario fails, never on speed.
+bench-short:
+	cd bench && $(GO) run . -short
+
+# bench-pkg runs the package benchmarks for real numbers.
+bench-pkg:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 3s .
 
 clean:
