@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -27,12 +28,14 @@ import (
 
 // suite holds the settings of one run and collects its tables.
 type suite struct {
-	short    bool
-	rounds   int
-	duration time.Duration // measured window of one throughput run
-	warmup   time.Duration
-	out      strings.Builder
-	failures []string
+	short     bool
+	rounds    int
+	duration  time.Duration // measured window of one throughput run
+	warmup    time.Duration
+	wdLeases  string        // -watchdog-leases
+	wdTimeout time.Duration // -watchdog-timeout
+	out       strings.Builder
+	failures  []string
 }
 
 type scenario struct {
@@ -49,12 +52,18 @@ var scenarios = []scenario{
 	{"pubsub", "6. pub/sub footprint of waiters", runPubSub},
 }
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run runs the suite and returns the exit status.
+func run() int {
 	s := &suite{}
 	flag.BoolVar(&s.short, "short", false, "smoke run: 1 round, short windows, small sizes; fails only on errors")
 	flag.IntVar(&s.rounds, "rounds", 5, "rounds of every scenario (default 1 with -short)")
-	flag.DurationVar(&s.duration, "duration", 2*time.Second, "measured window of one run (default 300ms with -short)")
+	flag.DurationVar(&s.duration, "duration", time.Second, "measured window of one run (default 300ms with -short)")
 	only := flag.String("only", "", "comma-separated scenarios to run: "+names())
+	flag.StringVar(&s.wdLeases, "watchdog-leases", "", "comma-separated lease counts of the watchdog scenario (default 1000,10000,100000; 1000 with -short)")
+	flag.DurationVar(&s.wdTimeout, "watchdog-timeout", 0, "WatchdogTimeout of the watchdog scenario for every lease count (default 3s up to 10,000 leases, 9s above)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	outPath := flag.String("out", "", "also write the report, with a header describing the machine, to this file")
 	flag.Parse()
 	set := map[string]bool{}
@@ -69,7 +78,7 @@ func main() {
 	}
 	if s.rounds < 1 || s.duration <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: -rounds must be >= 1 and -duration > 0")
-		os.Exit(2)
+		return 2
 	}
 	s.warmup = max(s.duration/5, 100*time.Millisecond)
 
@@ -80,17 +89,28 @@ func main() {
 		if n = strings.TrimSpace(n); n != "" {
 			if !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.name == n }) {
 				fmt.Fprintf(os.Stderr, "bench: unknown scenario %q (have %s)\n", n, names())
-				os.Exit(2)
+				return 2
 			}
 			want[n] = true
 		}
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	header, err := machine(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	s.printf("%s", header)
 	for _, sc := range scenarios {
@@ -112,7 +132,7 @@ func main() {
 	if *outPath != "" {
 		if err := os.WriteFile(*outPath, []byte(s.out.String()), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
+			return 1
 		}
 	}
 	if len(s.failures) > 0 {
@@ -120,9 +140,10 @@ func main() {
 		for _, f := range s.failures {
 			fmt.Fprintln(os.Stderr, "  ", f)
 		}
-		os.Exit(1)
+		return 1
 	}
 	fmt.Fprintln(os.Stderr, "OK: every scenario ran without errors")
+	return 0
 }
 
 func names() string {
@@ -172,6 +193,8 @@ func machine(ctx context.Context) (string, error) {
 	fmt.Fprintf(&b, "- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "- command: `cd bench && go run . %s`\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(&b, "- machine: %d CPUs (`nproc`), %s; %s %s/%s\n", runtime.NumCPU(), cpu, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(&b, "- Redis %s on 127.0.0.1 (`--save \"\" --appendonly no`), one fresh server per scenario\n\n", m["redis_version"])
+	fmt.Fprintf(&b, "- Redis %s on 127.0.0.1 (`--save \"\" --appendonly no`), one fresh server per scenario\n", m["redis_version"])
+	fmt.Fprintf(&b, "- the libraries run in turn (A B C ... A B C ...), once per round; cells are medians over rounds with (min-max)\n")
+	fmt.Fprintf(&b, "- the machine may be shared and noisy: compare rows of one table (measured interleaved), not numbers across runs\n\n")
 	return b.String(), nil
 }

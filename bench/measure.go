@@ -14,7 +14,10 @@ import (
 // rtHook counts the round trips a go-redis client makes: one per command
 // sent alone, one per pipeline. Connection set-up (HELLO, CLIENT SETINFO) is
 // left out. Pub/sub connections bypass hooks; INFO commandstats sees them.
-type rtHook struct{ n atomic.Int64 }
+type rtHook struct {
+	n       atomic.Int64
+	maxPipe atomic.Int64 // longest pipeline so far, ns; reset by the reader
+}
 
 func (h *rtHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -31,10 +34,16 @@ func (h *rtHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *rtHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() != "hello" {
-			h.n.Add(1)
+		if len(cmds) == 0 || cmds[0].Name() == "hello" {
+			return next(ctx, cmds)
 		}
-		return next(ctx, cmds)
+		h.n.Add(1)
+		start := time.Now()
+		err := next(ctx, cmds)
+		took := int64(time.Since(start))
+		for old := h.maxPipe.Load(); took > old && !h.maxPipe.CompareAndSwap(old, took); old = h.maxPipe.Load() {
+		}
+		return err
 	}
 }
 

@@ -44,7 +44,8 @@ type counters struct {
 	rt      int64 // go-redis round trips of the library's clients
 	srv     int64 // INFO commandstats calls on every server
 	mallocs uint64
-	cpu     time.Duration
+	cpu     time.Duration // this process
+	scpu    time.Duration // every server
 }
 
 func read(ctx context.Context, ops *atomic.Int64, hooks []*rtHook, admins []*redis.Client) (counters, error) {
@@ -58,6 +59,11 @@ func read(ctx context.Context, ops *atomic.Int64, hooks []*rtHook, admins []*red
 			return c, err
 		}
 		c.srv += n
+		t, err := serverCPU(ctx, a)
+		if err != nil {
+			return c, err
+		}
+		c.scpu += t
 	}
 	c.ops = ops.Load()
 	c.at = time.Now()
@@ -137,6 +143,7 @@ func (s *suite) lockLoop(ctx context.Context, srvs []*server, admins []*redis.Cl
 		"rt":     float64(after.rt-before.rt) / n,
 		"srv":    float64(after.srv-before.srv) / n,
 		"allocs": float64(after.mallocs-before.mallocs) / n,
+		"scpu":   float64(after.scpu-before.scpu) / float64(time.Microsecond) / n,
 	}, nil
 }
 
@@ -154,6 +161,7 @@ func throughputTable(title, note string) *table {
 		{key: "ops", head: "lock+unlock/s (min-max)", format: "%.0f", spread: true},
 		{key: "rt", head: "round trips/op", format: "%.2f"},
 		{key: "srv", head: "Redis cmds/op", format: "%.2f"},
+		{key: "scpu", head: "Redis CPU µs/op", format: "%.0f"},
 		{key: "allocs", head: "allocs/op", format: "%.0f"},
 	}}
 }
@@ -179,7 +187,7 @@ func (s *suite) runRounds(ctx context.Context, tables []*table, libs []lockLib, 
 
 const uncontendedNote = "Each goroutine is one owner locking and unlocking its own name on one go-redis client (default pool). " +
 	"Round trips are counted by a go-redis hook; Redis commands by INFO commandstats (commands inside scripts included); " +
-	"allocs from runtime.MemStats over the whole process. The floor makes the same two round trips with a trivial script " +
+	"Redis CPU from INFO cpu (includes serving the INFO reads, negligible); allocs from runtime.MemStats over the whole process. The floor makes the same two round trips with a trivial script " +
 	"(`return 1`) or PING. No retry settings apply: the lock is always free."
 
 func runUncontended(ctx context.Context, s *suite) error {

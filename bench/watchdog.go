@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,32 +24,57 @@ func runWatchdog(ctx context.Context, s *suite) error {
 		return err
 	}
 	defer stop()
-	timeout, periods := 3*time.Second, 3
 	ns := []int{1000, 10000, 100000}
 	if s.short {
-		timeout, periods = 600*time.Millisecond, 2
 		ns = []int{1000}
 	}
-	period := timeout / 3
+	if s.wdLeases != "" {
+		ns = nil
+		for _, f := range strings.Split(s.wdLeases, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("bad -watchdog-leases %q", s.wdLeases)
+			}
+			ns = append(ns, n)
+		}
+	}
+	// settings returns the WatchdogTimeout and periods per round for n
+	// leases: 3s (1s periods, 3 per round) up to 10,000 leases; 9s (3s
+	// periods, 1 per round) above, because a renewal pass must finish
+	// within one period and 100,000 leases take over 1s here.
+	settings := func(n int) (time.Duration, int) {
+		switch {
+		case s.wdTimeout > 0:
+			return s.wdTimeout, max(1, int(3*time.Second/(s.wdTimeout/3)))
+		case s.short:
+			return 600 * time.Millisecond, 2
+		case n <= 10000:
+			return 3 * time.Second, 3
+		default:
+			return 9 * time.Second, 1
+		}
+	}
 	t := &table{
 		title: "Watchdog renewals, one client",
-		note: fmt.Sprintf("Holds taken with `TryLock(ctx, 0, 0)` (lease 0: the watchdog keeps them); WatchdogTimeout %v, "+
-			"so one renewal period is %v; %d periods per round, rounds are consecutive windows over the same holds. "+
-			"Client CPU is this process's getrusage delta (the suite's own goroutines are idle meanwhile); Redis CPU from INFO cpu. "+
+		note: "Holds taken with `TryLock(ctx, 0, 0)` (lease 0: the watchdog keeps them) by 32 goroutines; one renewal period is a third " +
+			"of WatchdogTimeout (in the settings column); rounds are consecutive windows over the same holds. " +
+			"Longest pass: the longest renewal pipeline seen by a go-redis hook. " +
+			"Client CPU is this process's getrusage delta (the suite's own goroutines are idle meanwhile); Redis CPU from INFO cpu. " +
 			"The peers have no watchdog: keeping n leases alive with redislock's Refresh or redsync's Extend costs n round trips per period by construction.",
-			timeout, period, periods),
 		cols: []col{
 			{key: "rt", head: "round trips/period (min-max)", format: "%.1f", spread: true},
 			{key: "srv", head: "Redis cmds/period", format: "%.0f"},
 			{key: "cpu", head: "client CPU ms/period (min-max)", format: "%.1f", spread: true},
 			{key: "core", head: "client % of one core", format: "%.2f"},
 			{key: "scpu", head: "Redis CPU ms/period", format: "%.1f"},
+			{key: "pass", head: "longest pass ms (min-max)", format: "%.0f", spread: true},
 			{key: "take", head: "time to take the holds s", format: "%.2f"},
 			{key: "lost", head: "holds lost", format: "%.0f"},
 		},
 	}
 	for _, n := range ns {
-		r := t.row("redisson Lock", fmt.Sprintf("%d leases", n), kindOurs)
+		timeout, periods := settings(n)
+		r := t.row("redisson Lock", fmt.Sprintf("%d leases, WatchdogTimeout %v", n, timeout), kindOurs)
 		for _, res := range s.watchdogRun(ctx, srvs, admins[0], n, timeout, periods) {
 			r.add(res.m, res.err)
 		}
@@ -105,6 +131,7 @@ func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Cl
 	var out []result
 	var ops atomic.Int64
 	for range s.rounds {
+		hooks[0].maxPipe.Store(0)
 		before, err1 := read(ctx, &ops, hooks, []*redis.Client{admin})
 		scpu0, err3 := serverCPU(ctx, admin)
 		sleep(ctx, time.Duration(periods)*period)
@@ -132,6 +159,7 @@ func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Cl
 			"core": 100 * cpu.Seconds() / after.at.Sub(before.at).Seconds(),
 			"scpu": float64(scpu1-scpu0) / float64(time.Millisecond) / p,
 			"take": take,
+			"pass": float64(hooks[0].maxPipe.Load()) / float64(time.Millisecond),
 			"lost": float64(lost),
 		}})
 	}
