@@ -124,7 +124,10 @@ func (s *suite) hotRun(ctx context.Context, srvs []*server, admins []*redis.Clie
 	}
 	n := float64(len(waits))
 	if n == 0 {
-		return nil, errors.New("no acquisition in the window")
+		// A measurement, not a failure: the library handed the lock to
+		// nobody during the window (seen with 1ms polling on a loaded
+		// machine). Only throughput is defined.
+		return map[string]float64{"acq": 0, "giveups": float64(giveUps.Load())}, nil
 	}
 	slices.Sort(waits)
 	slices.Sort(handoffs)

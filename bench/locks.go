@@ -137,7 +137,9 @@ func (m *redislockMutex) lock(ctx context.Context) error {
 		opt = &redislock.Options{RetryStrategy: m.retry()}
 	}
 	l, err := m.c.Obtain(ctx, m.name, leaseTTL, opt)
-	if errors.Is(err, redislock.ErrNotObtained) {
+	// Without a deadline on ctx, Obtain retries for one TTL and then
+	// returns context.DeadlineExceeded of its own context: a give-up too.
+	if errors.Is(err, redislock.ErrNotObtained) || (errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
 		return errGaveUp
 	}
 	m.held = l
