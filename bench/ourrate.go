@@ -65,4 +65,3 @@ func ourRateLibs() []rateLib {
 		}),
 	}
 }
-
