@@ -163,6 +163,7 @@ func (w *watchdog) loop() {
 	deadline := time.NewTimer(period)
 	defer deadline.Stop()
 	var inFlight chan *pass // nil when no pass is running
+	missed := false         // a tick came while a pass was running
 	for {
 		select {
 		case <-w.stop:
@@ -173,10 +174,19 @@ func (w *watchdog) loop() {
 		case <-tick.C:
 			if inFlight == nil {
 				inFlight = w.startPass(period)
+			} else {
+				missed = true
 			}
 		case p := <-inFlight:
 			inFlight = nil
 			w.apply(p)
+			if missed {
+				// The pass outlasted a period: renew again at once rather
+				// than up to a period later, or the gap between two
+				// renewals would exceed the lease.
+				missed = false
+				inFlight = w.startPass(period)
+			}
 		case <-deadline.C:
 		}
 		deadline.Reset(w.expireOverdue(period))
@@ -188,8 +198,12 @@ func (w *watchdog) loop() {
 func (w *watchdog) startPass(period time.Duration) chan *pass {
 	w.mu.Lock()
 	holds := make([]*hold, 0, len(w.holds))
+	var earliest time.Time
 	for h := range w.holds {
 		holds = append(holds, h)
+		if earliest.IsZero() || h.expires.Before(earliest) {
+			earliest = h.expires
+		}
 	}
 	stale := w.stale
 	w.stale = nil
@@ -227,10 +241,16 @@ func (w *watchdog) startPass(period time.Duration) chan *pass {
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1)
+	// A pass may take longer than a period (100,000 leases on a slow
+	// machine): cutting it off at the period would throw away renewals
+	// Redis has made and send them all again, pass after pass, until the
+	// leases ran out. It may run until the first of its leases would be
+	// lost anyway; meanwhile ticks start no other pass.
+	limit := max(period, time.Until(earliest))
 	go func() {
 		// go-redis may not enforce this deadline on a stuck connection;
 		// expireOverdue does not wait for the pass.
-		ctx, cancel := context.WithTimeout(context.Background(), period)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		p.sent = time.Now()
 		_ = w.scripts.runPipelined(ctx, p.calls)
