@@ -44,7 +44,9 @@ func NewMultiLock(locks ...*Lock) *MultiLock {
 // held when a majority (N/2+1) of its locks, one per master, are acquired
 // within the lease's validity. Prefer a single Redis with a FencedLock-style
 // token (Lock.Token) where you can: Redlock's safety rests on bounded clock
-// drift and process pauses. It shares MultiLock's surface.
+// drift and process pauses. It shares MultiLock's surface. Unlike a
+// MultiLock, which takes its locks in order, a RedLock asks all its masters
+// at once (each for a share of the wait) and releases them at once.
 type RedLock struct{ MultiLock }
 
 // NewRedLock returns a RedLock over locks, one per independent master.
@@ -143,6 +145,9 @@ func (m *MultiLock) reenter(ctx context.Context, lease time.Duration) (bool, err
 
 // round makes one acquisition attempt over all locks. Caller holds m.mu.
 func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool, error) {
+	if m.quorum < len(m.locks) {
+		return m.roundParallel(ctx, left, lease)
+	}
 	start := time.Now()
 	var taken []*Lock
 	var errs []error
@@ -176,6 +181,52 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 			break // a quorum is out of reach
 		}
 	}
+	return m.settle(ctx, start, lease, taken, answered, errs)
+}
+
+// roundParallel is a RedLock round: the locks live on independent servers,
+// so all of them are asked at once, each for a share of the wait, and the
+// round costs about one server's round trip instead of one per server.
+func (m *MultiLock) roundParallel(ctx context.Context, left, lease time.Duration) (bool, error) {
+	start := time.Now()
+	per := max(left/time.Duration(len(m.locks)), time.Millisecond)
+	type result struct {
+		ok  bool
+		err error
+	}
+	results := make([]result, len(m.locks))
+	var wg sync.WaitGroup
+	for i, l := range m.locks {
+		wg.Go(func() {
+			ok, err := l.TryLock(ctx, per, lease)
+			results[i] = result{ok, err}
+		})
+	}
+	wg.Wait()
+	var taken []*Lock
+	var errs []error
+	answered := 0
+	for i, r := range results {
+		if r.ok {
+			taken = append(taken, m.locks[i])
+		}
+		if r.err != nil {
+			errs = append(errs, r.err)
+		} else {
+			answered++
+		}
+	}
+	if ctx.Err() != nil {
+		m.releaseAll(ctx, taken)
+		return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
+	}
+	return m.settle(ctx, start, lease, taken, answered, errs)
+}
+
+// settle ends a round that took the locks taken: held if they make a
+// quorum with lease time left (Redlock's validity check), released
+// otherwise; ErrNoQuorum when too few locks answered without an error.
+func (m *MultiLock) settle(ctx context.Context, start time.Time, lease time.Duration, taken []*Lock, answered int, errs []error) (bool, error) {
 	if len(taken) >= m.quorum {
 		elapsed := time.Since(start)
 		if lease == 0 || lease-elapsed-(lease/100+2*time.Millisecond) > 0 {
@@ -190,13 +241,34 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 	return false, nil
 }
 
+// unlockEach unlocks each of locks, all at once for a RedLock (independent
+// servers), in order for a MultiLock, and returns the first error.
+func (m *MultiLock) unlockEach(ctx context.Context, locks []*Lock) error {
+	errs := make([]error, len(locks))
+	if m.quorum < len(m.locks) {
+		var wg sync.WaitGroup
+		for i, l := range locks {
+			wg.Go(func() { errs[i] = l.Unlock(ctx) })
+		}
+		wg.Wait()
+	} else {
+		for i, l := range locks {
+			errs[i] = l.Unlock(ctx)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // releaseAll releases each lock once, within a bounded clean-up even when
 // ctx has ended, and ignores errors: an undone hold that cannot reach Redis
 // expires with its lease.
 func (m *MultiLock) releaseAll(ctx context.Context, locks []*Lock) {
-	for _, l := range locks {
-		_ = l.Unlock(context.WithoutCancel(ctx))
-	}
+	_ = m.unlockEach(context.WithoutCancel(ctx), locks)
 }
 
 // Unlock releases every lock the last acquisition took (one level of them
@@ -213,12 +285,7 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 	if len(m.held) == 0 {
 		return fmt.Errorf("%w: %s", ErrNotHeld, m.what)
 	}
-	var first error
-	for _, l := range m.held {
-		if err := l.Unlock(ctx); err != nil && first == nil {
-			first = err
-		}
-	}
+	first := m.unlockEach(ctx, m.held)
 	if m.depth > 0 {
 		m.depth--
 	} else {
