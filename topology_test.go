@@ -17,16 +17,20 @@ var clusterTopologyArgs = []string{"--cluster-node-timeout", "1000", "--repl-pin
 // objectKinds are the objects every topology workload runs.
 var objectKinds = []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch"}
 
-// objectWorkloads starts one workload per object kind on two clients. Each
-// kind uses the names given for it; each name is contended by one goroutine
-// on each client. Semaphores get one permit, so they too are mutexes.
-func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, names map[string][]string) []*workload {
+// objectWorkloads starts one workload per object kind named in names, on
+// two clients. Each kind uses the names given for it; each name is
+// contended by per goroutines on each client. Semaphores get permits
+// permits.
+func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, names map[string][]string, per int, permits int64) []*workload {
 	t.Helper()
 	var ws []*workload
 	for _, kind := range objectKinds {
 		ns := names[kind]
 		k := len(ns)
-		n := 2 * k // goroutine g uses name g%k on client g/k
+		if k == 0 {
+			continue
+		}
+		n := 2 * k * per // goroutine g uses name g%k on client (g/k)%2
 		ex := make([]*exclusion, n)
 		shared := make([]*exclusion, k)
 		for i := range shared {
@@ -35,7 +39,8 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 		for g := range ex {
 			ex[g] = shared[g%k]
 		}
-		client := func(g int) *Client { return clients[g/k] }
+		side := func(g int) int { return (g / k) % 2 }
+		client := func(g int) *Client { return clients[side(g)] }
 		var op workloadOp
 		switch kind {
 		case "lock", "fairlock":
@@ -53,7 +58,7 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 			locks := make([]*Lock, n)
 			for g := range locks {
 				rw := client(g).GetReadWriteLock(ns[g%k])
-				if g < k {
+				if side(g) == 0 {
 					locks[g] = rw.WriteLock()
 				} else {
 					locks[g] = rw.ReadLock()
@@ -61,7 +66,7 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 			}
 			write, read := lockOp(locks, ex), readOp(locks, ex)
 			op = func(ctx context.Context, w *workload, g int) (bool, error) {
-				if g < k {
+				if side(g) == 0 {
 					return write(ctx, w, g)
 				}
 				return read(ctx, w, g)
@@ -72,27 +77,27 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 				sems[g] = client(g).GetSemaphore(ns[g%k])
 			}
 			for _, s := range sems[:k] {
-				if _, err := s.TrySetPermits(ctx, 1); err != nil {
+				if _, err := s.TrySetPermits(ctx, permits); err != nil {
 					t.Fatal(err)
 				}
 			}
-			op = semaphoreOp(sems, ex, 1)
+			op = semaphoreOp(sems, ex, permits)
 		case "permits":
 			sems := make([]*PermitExpirableSemaphore, n)
 			for g := range sems {
 				sems[g] = client(g).GetPermitExpirableSemaphore(ns[g%k])
 			}
 			for _, s := range sems[:k] {
-				if _, err := s.TrySetPermits(ctx, 1); err != nil {
+				if _, err := s.TrySetPermits(ctx, permits); err != nil {
 					t.Fatal(err)
 				}
 			}
-			op = permitOp(sems, ex, 1)
+			op = permitOp(sems, ex, permits)
 		case "latch":
 			ops := make([]workloadOp, n)
 			for g := range ops {
 				base := ns[g%k]
-				ops[g] = latchOp(clients[1-g/k], clients[g/k], func(i int) string {
+				ops[g] = latchOp(clients[1-side(g)], clients[side(g)], func(i int) string {
 					return fmt.Sprintf("%s:%d:%d", base, g, i)
 				})
 			}
@@ -172,7 +177,7 @@ func TestClusterTopology(t *testing.T) {
 	// every goroutine makes progress.
 	t.Run("EveryObjectOnEveryMaster", func(t *testing.T) {
 		names := namesOn(t, ctx, rdb, "topo:all", cl.Masters(t))
-		ws := objectWorkloads(t, ctx, clients, names)
+		ws := objectWorkloads(t, ctx, clients, names, 1, 1)
 		now := time.Now()
 		for _, w := range ws {
 			w.markChanging(now)
@@ -198,7 +203,7 @@ func TestClusterTopology(t *testing.T) {
 		masters := cl.Masters(t)
 		victim := masters[0]
 		names := namesOn(t, ctx, rdb, "topo:promote", []string{victim, masters[1]})
-		ws := objectWorkloads(t, ctx, clients, names)
+		ws := objectWorkloads(t, ctx, clients, names, 1, 1)
 		time.Sleep(time.Second)
 		loadsBefore := loads()
 		start := time.Now()
@@ -248,7 +253,7 @@ func TestClusterTopology(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws := objectWorkloads(t, ctx, clients, names)
+		ws := objectWorkloads(t, ctx, clients, names, 1, 1)
 		time.Sleep(time.Second)
 		start := time.Now()
 		for _, w := range ws {

@@ -100,6 +100,41 @@ func (w *workload) record(g int, done bool, err error) {
 	}
 }
 
+// note records an error a caller saw in the middle of an operation (a
+// release it then retried).
+func (w *workload) note(g int, err error) { w.record(g, false, err) }
+
+// releaseRetrying runs release until it succeeds, ctx ends, or it fails with
+// an error after which the release may have happened. Refusals that
+// guarantee nothing was written (NOREPLICAS, READONLY, TRYAGAIN) are
+// retried, as a careful caller would; each is recorded.
+func releaseRetrying(ctx context.Context, w *workload, g int, release func(context.Context) error) error {
+	for {
+		err := release(ctx)
+		if err == nil || !refusedUnwritten(err) || ctx.Err() != nil {
+			return err
+		}
+		w.note(g, err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// refusedUnwritten reports whether err is a Redis refusal that leaves
+// nothing written.
+func refusedUnwritten(err error) bool {
+	k := errorKind(err)
+	for _, p := range []string{"NOREPLICAS", "READONLY", "TRYAGAIN"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // errorKind names an error by its innermost message, shortened.
 func errorKind(err error) string {
 	for {
@@ -243,7 +278,7 @@ func lockOp(locks []*Lock, ex []*exclusion) workloadOp {
 		}
 		time.Sleep(time.Millisecond)
 		e.holders.Add(-1)
-		return true, l.Unlock(ctx)
+		return true, releaseRetrying(ctx, w, g, l.Unlock)
 	}
 }
 
@@ -262,7 +297,7 @@ func readOp(locks []*Lock, ex []*exclusion) workloadOp {
 		}
 		time.Sleep(time.Millisecond)
 		e.readers.Add(-1)
-		return true, l.Unlock(ctx)
+		return true, releaseRetrying(ctx, w, g, l.Unlock)
 	}
 }
 
@@ -280,7 +315,7 @@ func semaphoreOp(sems []*Semaphore, ex []*exclusion, permits int64) workloadOp {
 		}
 		time.Sleep(time.Millisecond)
 		e.holders.Add(-1)
-		return true, s.Release(ctx, 1)
+		return true, releaseRetrying(ctx, w, g, func(ctx context.Context) error { return s.Release(ctx, 1) })
 	}
 }
 
@@ -297,7 +332,7 @@ func permitOp(sems []*PermitExpirableSemaphore, ex []*exclusion, permits int64) 
 		}
 		time.Sleep(time.Millisecond)
 		e.holders.Add(-1)
-		return true, s.Release(ctx, id)
+		return true, releaseRetrying(ctx, w, g, func(ctx context.Context) error { return s.Release(ctx, id) })
 	}
 }
 
