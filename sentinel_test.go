@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // SENTINEL FAILOVER under a contended Lock workload and a Semaphore
@@ -120,7 +121,9 @@ func sentinelFailover(t *testing.T, s *redistest.Sentinel, minReplicas int) {
 func BenchmarkWaitReplica(b *testing.B) {
 	master := redistest.Start(b)
 	replica := redistest.Start(b, "--replicaof", "127.0.0.1", fmt.Sprint(master.Port()))
-	rdb := master.Client(b)
+	// One connection, so that WAIT waits for the lock's own write (WAIT
+	// covers the writes of the connection it is sent on).
+	rdb := master.Client(b, func(o *redis.Options) { o.PoolSize = 1 })
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
 	for rdb.Do(ctx, "WAIT", 1, 100).Val() != int64(1) {
