@@ -154,6 +154,17 @@ func checkNoViolations(t *testing.T, ws []*workload) {
 	}
 }
 
+// checkErrorsEnded fails the test when a workload saw an error later than
+// limit after the topology change began.
+func checkErrorsEnded(t *testing.T, ws []*workload, limit time.Duration) {
+	t.Helper()
+	for _, w := range ws {
+		if last := w.lastErrorAfterOrigin(); last > limit {
+			t.Errorf("%s: last error %v after the change began; want none after %v", w.name, last, limit)
+		}
+	}
+}
+
 // One 3-master, 3-replica cluster for all the topology tests (several
 // seconds to start).
 func TestClusterTopology(t *testing.T) {
@@ -221,6 +232,7 @@ func TestClusterTopology(t *testing.T) {
 		reportAll(t, ws)
 		t.Logf("SCRIPT LOADs after the failover: %d", loads()-loadsBefore)
 		checkNoViolations(t, ws)
+		checkErrorsEnded(t, ws, done.Sub(start)+10*time.Second)
 		if loads() == loadsBefore {
 			t.Errorf("no script was loaded on the promoted replica %s; want NOSCRIPT reloads", promoted)
 		}
@@ -273,10 +285,6 @@ func TestClusterTopology(t *testing.T) {
 		stopAndWait(t, time.Minute, ws...)
 		reportAll(t, ws)
 		checkNoViolations(t, ws)
-		for _, w := range ws {
-			if last := w.lastErrorAfterOrigin(); last > done.Sub(start)+10*time.Second {
-				t.Errorf("%s: last error %v after the migration began, %v after it ended", w.name, last, last-done.Sub(start))
-			}
-		}
+		checkErrorsEnded(t, ws, done.Sub(start)+10*time.Second)
 	})
 }

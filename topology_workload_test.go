@@ -106,8 +106,9 @@ func (w *workload) note(g int, err error) { w.record(g, false, err) }
 
 // releaseRetrying runs release until it succeeds, ctx ends, or it fails with
 // an error after which the release may have happened. Refusals that
-// guarantee nothing was written (NOREPLICAS, READONLY, TRYAGAIN) are
-// retried, as a careful caller would; each is recorded.
+// guarantee nothing was written (see refusedUnwritten) are retried, as a
+// careful caller would (a Semaphore permit whose release is dropped is gone
+// for good); each is recorded.
 func releaseRetrying(ctx context.Context, w *workload, g int, release func(context.Context) error) error {
 	for {
 		err := release(ctx)
@@ -124,10 +125,12 @@ func releaseRetrying(ctx context.Context, w *workload, g int, release func(conte
 }
 
 // refusedUnwritten reports whether err is a Redis refusal that leaves
-// nothing written.
+// nothing written: the node would not write (NOREPLICAS, READONLY), the slot
+// is moving (TRYAGAIN, ASK, MOVED, CLUSTERDOWN), or the script was not
+// there (NOSCRIPT).
 func refusedUnwritten(err error) bool {
 	k := errorKind(err)
-	for _, p := range []string{"NOREPLICAS", "READONLY", "TRYAGAIN"} {
+	for _, p := range []string{"NOREPLICAS", "READONLY", "TRYAGAIN", "ASK ", "MOVED ", "CLUSTERDOWN", "NOSCRIPT"} {
 		if strings.HasPrefix(k, p) {
 			return true
 		}
@@ -174,6 +177,20 @@ func (w *workload) recovered(quiet time.Duration) bool {
 	return true
 }
 
+// idle returns the goroutines that completed no operation after the
+// change.
+func (w *workload) idle() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var idle []int
+	for g, n := range w.after {
+		if n == 0 {
+			idle = append(idle, g)
+		}
+	}
+	return idle
+}
+
 // waitRecovered waits until every workload has recovered (see recovered),
 // failing the test after limit with the workloads' reports.
 func waitRecovered(t *testing.T, limit, quiet time.Duration, ws ...*workload) {
@@ -190,6 +207,9 @@ func waitRecovered(t *testing.T, limit, quiet time.Duration, ws ...*workload) {
 		if time.Now().After(deadline) {
 			for _, w := range ws {
 				t.Log(w.report())
+				if idle := w.idle(); len(idle) > 0 {
+					t.Logf("%s: goroutines %v completed no operation after the change", w.name, idle)
+				}
 			}
 			t.Fatalf("workloads did not recover within %v of the topology change (every goroutine completing an operation, then %v without errors)", limit, quiet)
 		}
@@ -358,7 +378,7 @@ func latchOp(waiter, counter *Client, name func(i int) string) workloadOp {
 			res <- result{ok, err}
 		}()
 		time.Sleep(time.Millisecond)
-		cerr := counter.GetCountDownLatch(n).CountDown(ctx)
+		cerr := releaseRetrying(ctx, w, g, counter.GetCountDownLatch(n).CountDown)
 		r := <-res
 		if cerr != nil {
 			return false, cerr

@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,8 +39,9 @@ type SentinelOptions struct {
 // started from redis-server on loopback ports, each in its own directory
 // with its own writable config. Its methods are safe for concurrent use.
 type Sentinel struct {
-	data      []*Server // the initial master, then the replica
-	sentinels []*Server
+	data            []*Server // the initial master, then the replica
+	sentinels       []*Server
+	failoverTimeout time.Duration
 }
 
 // StartSentinel starts the deployment (nil opts: defaults) and waits until
@@ -73,7 +73,7 @@ func startSentinel(bin, root string, o SentinelOptions) (*Sentinel, error) {
 	if o.FailoverTimeout <= 0 {
 		o.FailoverTimeout = 5 * time.Second
 	}
-	s := &Sentinel{}
+	s := &Sentinel{failoverTimeout: o.FailoverTimeout}
 	var masterPort int
 	for i, role := range []string{"master", "replica"} {
 		dir := filepath.Join(root, role)
@@ -273,12 +273,7 @@ func (s *Sentinel) waitReady(timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			var b strings.Builder
-			fmt.Fprintf(&b, "sentinel deployment not ready after %v:\n  %s", timeout, strings.Join(problems, "\n  "))
-			for _, srv := range append(s.Servers(), s.sentinels...) {
-				fmt.Fprintf(&b, "\n--- log of %s:\n%s", srv.Addr(), tailLines(srv.Log(), 15))
-			}
-			return errors.New(b.String())
+			return fmt.Errorf("sentinel deployment not ready after %v:\n  %s%s", timeout, strings.Join(problems, "\n  "), s.logs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -349,6 +344,35 @@ func pairs(v any) map[string]string {
 	return m
 }
 
+// logs returns the tail of every process's log.
+func (s *Sentinel) logs() string {
+	var b strings.Builder
+	for _, srv := range append(s.Servers(), s.sentinels...) {
+		fmt.Fprintf(&b, "\n--- log of %s:\n%s", srv.Addr(), tailLines(srv.Log(), 15))
+	}
+	return b.String()
+}
+
+// requestFailover sends SENTINEL FAILOVER, retrying NOGOODSLAVE (the
+// sentinel's view of the replica is stale) and INPROG (a failover runs) for
+// up to 30 s, unless the sentinel already reports a master other than old.
+func (s *Sentinel) requestFailover(ctx context.Context, old string) error {
+	start := time.Now()
+	for {
+		if addr, err := masterAddrOf(ctx, s.sentinels[0]); err == nil && addr != old {
+			return nil // an earlier request has promoted the replica
+		}
+		_, err := s.sentinels[0].Do(ctx, "SENTINEL", "FAILOVER", sentinelMasterName)
+		if err == nil {
+			return nil
+		}
+		if time.Since(start) > sentinelTimeout {
+			return fmt.Errorf("SENTINEL FAILOVER %s: %w", sentinelMasterName, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // FailoverResult describes a failover made by Sentinel.Failover.
 type FailoverResult struct {
 	OldMaster, NewMaster string
@@ -377,35 +401,33 @@ func (s *Sentinel) failover() (FailoverResult, error) {
 	if err := s.waitReady(sentinelTimeout); err != nil {
 		return r, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*sentinelTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*sentinelTimeout)
 	defer cancel()
 	var err error
 	if r.OldMaster, err = s.MasterAddr(ctx); err != nil {
 		return r, err
 	}
 	start := time.Now()
-	for {
-		// NOGOODSLAVE when the sentinel's view of the replica is stale;
-		// INPROG when a failover already runs: try again shortly.
-		_, err = s.sentinels[0].Do(ctx, "SENTINEL", "FAILOVER", sentinelMasterName)
-		if err == nil {
-			break
+	// A sentinel that cannot finish a failover within failover-timeout
+	// aborts it (a busy machine); ask again then.
+	var last string
+	for r.NewMaster == "" {
+		if err := s.requestFailover(ctx, r.OldMaster); err != nil {
+			return r, err
 		}
-		if time.Since(start) > sentinelTimeout {
-			return r, fmt.Errorf("SENTINEL FAILOVER %s: %w", sentinelMasterName, err)
+		asked := time.Now()
+		for time.Since(asked) < 2*s.failoverTimeout {
+			addr, err := s.MasterAddr(ctx)
+			if err == nil && addr != r.OldMaster {
+				r.NewMaster, r.Promoted = addr, time.Since(start)
+				break
+			}
+			last = fmt.Sprintf("%s, %v", addr, err)
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	for {
-		addr, err := s.MasterAddr(ctx)
-		if err == nil && addr != r.OldMaster {
-			r.NewMaster, r.Promoted = addr, time.Since(start)
-			break
+		if r.NewMaster == "" && time.Since(start) > 2*sentinelTimeout {
+			return r, fmt.Errorf("no new master %v after SENTINEL FAILOVER (last: %s)%s", time.Since(start), last, s.logs())
 		}
-		if time.Since(start) > sentinelTimeout {
-			return r, fmt.Errorf("no new master %v after SENTINEL FAILOVER (last: %s, %v)", sentinelTimeout, addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	for {
 		_, err := do(ctx, r.NewMaster, "SET", "redistest:failover:probe", r.NewMaster, "PX", "60000")
@@ -414,7 +436,7 @@ func (s *Sentinel) failover() (FailoverResult, error) {
 			return r, nil
 		}
 		if time.Since(start) > 2*sentinelTimeout {
-			return r, fmt.Errorf("new master %s not writable after %v: %w", r.NewMaster, 2*sentinelTimeout, err)
+			return r, fmt.Errorf("new master %s not writable after %v: %w%s", r.NewMaster, 2*sentinelTimeout, err, s.logs())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
