@@ -117,6 +117,9 @@ func namesOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, prefix
 	for _, kind := range objectKinds {
 		for _, m := range masters {
 			for i := 0; ; i++ {
+				if i == 100000 {
+					t.Fatalf("no %s name served by %s among 100000 tried", kind, m)
+				}
 				var name, key string
 				if kind == "latch" {
 					name = fmt.Sprintf("{%s:%s:%d}", prefix, kind, i)

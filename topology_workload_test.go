@@ -21,7 +21,6 @@ import (
 // own bookkeeping.
 type workload struct {
 	name       string
-	start      time.Time
 	stop       chan struct{}
 	wg         sync.WaitGroup
 	violations atomic.Int64
@@ -52,7 +51,7 @@ const workloadOpTimeout = 20 * time.Second // no single operation may take longe
 // between operations, until stopAndWait.
 func startWorkload(name string, n int, op workloadOp) *workload {
 	now := time.Now()
-	w := &workload{name: name, start: now, stop: make(chan struct{}), kinds: map[string]int{},
+	w := &workload{name: name, stop: make(chan struct{}), kinds: map[string]int{},
 		lastDone: now, after: make([]int, n)}
 	for g := 0; g < n; g++ {
 		w.wg.Add(1)

@@ -76,19 +76,24 @@ func (c *Cluster) view(ctx context.Context) (map[string]nodeInfo, error) {
 }
 
 // Masters returns the addresses of the nodes that are masters now, in the
-// order of Addrs.
+// order of Addrs, as each running node reports its own ROLE (gossip may
+// take a moment to tell the other nodes).
 func (c *Cluster) Masters(tb testing.TB) []string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	nodes, err := c.view(ctx)
-	if err != nil {
-		tb.Fatalf("redistest: CLUSTER NODES: %v", err)
-	}
 	var masters []string
-	for _, a := range c.Addrs() {
-		if n, ok := nodes[a]; ok && n.isMaster() {
-			masters = append(masters, a)
+	for _, s := range c.servers {
+		if !s.Running() {
+			continue
+		}
+		v, err := s.Do(ctx, "ROLE")
+		role, ok := v.([]any)
+		if err != nil || !ok || len(role) == 0 {
+			tb.Fatalf("redistest: ROLE on %s = %v, %v", s.Addr(), v, err)
+		}
+		if role[0] == "master" {
+			masters = append(masters, s.Addr())
 		}
 	}
 	return masters
