@@ -35,8 +35,18 @@ type Cluster struct {
 // servers are stopped by tb.Cleanup. redis-cli requires masters >= 3.
 func StartCluster(tb testing.TB, masters, replicasPerMaster int) *Cluster {
 	tb.Helper()
+	return StartClusterWith(tb, masters, replicasPerMaster, nil)
+}
+
+// StartClusterWith is StartCluster with extraArgs appended to every node's
+// command line; they override the defaults, for example
+// "--cluster-node-timeout", "1000" for failovers in about 2 s, or
+// "--repl-ping-replica-period", "1" so that replicas show up in CLUSTER
+// SLOTS sooner.
+func StartClusterWith(tb testing.TB, masters, replicasPerMaster int, extraArgs []string) *Cluster {
+	tb.Helper()
 	bin, cli := ServerPath(tb)
-	c, err := startCluster(bin, cli, tb.TempDir(), masters, replicasPerMaster)
+	c, err := startClusterWith(bin, cli, tb.TempDir(), masters, replicasPerMaster, extraArgs)
 	if c != nil {
 		tb.Cleanup(c.Stop)
 	}
@@ -49,6 +59,10 @@ func StartCluster(tb testing.TB, masters, replicasPerMaster int) *Cluster {
 // startCluster is StartCluster without testing.TB; the caller stops the
 // returned cluster (non-nil whenever servers were started, even on error).
 func startCluster(bin, cli, root string, masters, replicas int) (*Cluster, error) {
+	return startClusterWith(bin, cli, root, masters, replicas, nil)
+}
+
+func startClusterWith(bin, cli, root string, masters, replicas int, extraArgs []string) (*Cluster, error) {
 	if masters < 3 {
 		return nil, fmt.Errorf("StartCluster: need at least 3 masters for redis-cli --cluster create, got %d", masters)
 	}
@@ -62,11 +76,11 @@ func startCluster(bin, cli, root string, masters, replicas int) (*Cluster, error
 			return c, err
 		}
 		s, err := newServer(bin, dir, func(port int) []string {
-			return []string{
+			return append([]string{
 				"--cluster-enabled", "yes",
 				"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)),
 				"--cluster-node-timeout", "2000",
-			}
+			}, extraArgs...)
 		})
 		if err != nil {
 			return c, err

@@ -32,7 +32,8 @@ type Server struct {
 	dir     string
 	logPath string
 	extra   func(port int) []string
-	port    int // fixed once the first start succeeded
+	conf    string // config file passed first, if any (sentinels need one)
+	port    int    // fixed once the first start succeeded
 
 	life sync.Mutex // serializes start/stop/restart
 
@@ -63,12 +64,16 @@ func Start(tb testing.TB, extraArgs ...string) *Server {
 // newServer starts a server whose data and log live in dir; extra returns the
 // additional arguments for a given port. The caller owns stopping it.
 func newServer(bin, dir string, extra func(port int) []string) (*Server, error) {
-	s := &Server{
+	return launchNew(&Server{
 		bin:     bin,
 		dir:     dir,
 		logPath: filepath.Join(dir, "redis-server.log"),
 		extra:   extra,
-	}
+	})
+}
+
+// launchNew starts s, not yet shared, on a free port, trying a few ports.
+func launchNew(s *Server) (*Server, error) {
 	var err error
 	for try := 0; try < startTries; try++ {
 		if s.port, err = freePort(); err != nil {
@@ -247,6 +252,9 @@ func (s *Server) launch() (bindErr bool, err error) {
 	}
 	if s.extra != nil {
 		args = append(args, s.extra(s.port)...)
+	}
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
 	}
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
