@@ -21,9 +21,9 @@ var objectKinds = []string{"lock", "fairlock", "rwlock", "semaphore", "permits",
 // two clients. Each kind uses the names given for it; each name is
 // contended by per goroutines on each client. Semaphores get permits
 // permits.
-func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, names map[string][]string, per int, permits int64) []*workload {
+func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, names map[string][]string, per int, permits int64) []*topoWorkload {
 	t.Helper()
-	var ws []*workload
+	var ws []*topoWorkload
 	for _, kind := range objectKinds {
 		ns := names[kind]
 		k := len(ns)
@@ -65,7 +65,7 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 				}
 			}
 			write, read := lockOp(locks, ex), readOp(locks, ex)
-			op = func(ctx context.Context, w *workload, g int) (bool, error) {
+			op = func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 				if side(g) == 0 {
 					return write(ctx, w, g)
 				}
@@ -101,7 +101,7 @@ func objectWorkloads(t *testing.T, ctx context.Context, clients [2]*Client, name
 					return fmt.Sprintf("%s:%d:%d", base, g, i)
 				})
 			}
-			op = func(ctx context.Context, w *workload, g int) (bool, error) { return ops[g](ctx, w, g) }
+			op = func(ctx context.Context, w *topoWorkload, g int) (bool, error) { return ops[g](ctx, w, g) }
 		}
 		ws = append(ws, startWorkload(kind, n, op))
 	}
@@ -141,14 +141,14 @@ func namesOn(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, prefix
 	return names
 }
 
-func reportAll(t *testing.T, ws []*workload) {
+func reportAll(t *testing.T, ws []*topoWorkload) {
 	t.Helper()
 	for _, w := range ws {
 		t.Log(w.report())
 	}
 }
 
-func checkNoViolations(t *testing.T, ws []*workload) {
+func checkNoViolations(t *testing.T, ws []*topoWorkload) {
 	t.Helper()
 	for _, w := range ws {
 		if v := w.violations.Load(); v != 0 {
@@ -159,7 +159,7 @@ func checkNoViolations(t *testing.T, ws []*workload) {
 
 // checkErrorsEnded fails the test when a workload saw an error later than
 // limit after the topology change began.
-func checkErrorsEnded(t *testing.T, ws []*workload, limit time.Duration) {
+func checkErrorsEnded(t *testing.T, ws []*topoWorkload, limit time.Duration) {
 	t.Helper()
 	for _, w := range ws {
 		if last := w.lastErrorAfterOrigin(); last > limit {

@@ -19,7 +19,7 @@ import (
 // they happened, the longest stretch without a completed operation, and
 // mutual exclusion violations the operation itself detects in the test's
 // own bookkeeping.
-type workload struct {
+type topoWorkload struct {
 	name       string
 	stop       chan struct{}
 	wg         sync.WaitGroup
@@ -43,15 +43,15 @@ type workload struct {
 // workloadOp runs one operation for goroutine g. done reports that it
 // acquired and released (even if the release failed); err is what the
 // caller saw, if anything.
-type workloadOp func(ctx context.Context, w *workload, g int) (done bool, err error)
+type workloadOp func(ctx context.Context, w *topoWorkload, g int) (done bool, err error)
 
 const workloadOpTimeout = 20 * time.Second // no single operation may take longer
 
 // startWorkload starts n goroutines repeating op, with a short pause
 // between operations, until stopAndWait.
-func startWorkload(name string, n int, op workloadOp) *workload {
+func startWorkload(name string, n int, op workloadOp) *topoWorkload {
 	now := time.Now()
-	w := &workload{name: name, stop: make(chan struct{}), kinds: map[string]int{},
+	w := &topoWorkload{name: name, stop: make(chan struct{}), kinds: map[string]int{},
 		lastDone: now, after: make([]int, n)}
 	for g := 0; g < n; g++ {
 		w.wg.Add(1)
@@ -73,7 +73,7 @@ func startWorkload(name string, n int, op workloadOp) *workload {
 	return w
 }
 
-func (w *workload) record(g int, done bool, err error) {
+func (w *topoWorkload) record(g int, done bool, err error) {
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -101,14 +101,14 @@ func (w *workload) record(g int, done bool, err error) {
 
 // note records an error a caller saw in the middle of an operation (a
 // release it then retried).
-func (w *workload) note(g int, err error) { w.record(g, false, err) }
+func (w *topoWorkload) note(g int, err error) { w.record(g, false, err) }
 
 // releaseRetrying runs release until it succeeds, ctx ends, or it fails with
 // an error after which the release may have happened. Refusals that
 // guarantee nothing was written (see refusedUnwritten) are retried, as a
 // careful caller would (a Semaphore permit whose release is dropped is gone
 // for good); each is recorded.
-func releaseRetrying(ctx context.Context, w *workload, g int, release func(context.Context) error) error {
+func releaseRetrying(ctx context.Context, w *topoWorkload, g int, release func(context.Context) error) error {
 	for {
 		err := release(ctx)
 		if err == nil || !refusedUnwritten(err) || ctx.Err() != nil {
@@ -157,12 +157,12 @@ func errorKind(err error) string {
 }
 
 // markChanging and markChanged bracket the topology change.
-func (w *workload) markChanging(t time.Time) { w.mu.Lock(); w.origin = t; w.mu.Unlock() }
-func (w *workload) markChanged(t time.Time)  { w.mu.Lock(); w.changed = t; w.mu.Unlock() }
+func (w *topoWorkload) markChanging(t time.Time) { w.mu.Lock(); w.origin = t; w.mu.Unlock() }
+func (w *topoWorkload) markChanged(t time.Time)  { w.mu.Lock(); w.changed = t; w.mu.Unlock() }
 
 // recovered reports whether every goroutine completed an operation after
 // the change and no error came for quiet.
-func (w *workload) recovered(quiet time.Duration) bool {
+func (w *topoWorkload) recovered(quiet time.Duration) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.changed.IsZero() || time.Since(w.lastErr) < quiet {
@@ -178,7 +178,7 @@ func (w *workload) recovered(quiet time.Duration) bool {
 
 // idle returns the goroutines that completed no operation after the
 // change.
-func (w *workload) idle() []int {
+func (w *topoWorkload) idle() []int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var idle []int
@@ -192,7 +192,7 @@ func (w *workload) idle() []int {
 
 // waitRecovered waits until every workload has recovered (see recovered),
 // failing the test after limit with the workloads' reports.
-func waitRecovered(t *testing.T, limit, quiet time.Duration, ws ...*workload) {
+func waitRecovered(t *testing.T, limit, quiet time.Duration, ws ...*topoWorkload) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -218,7 +218,7 @@ func waitRecovered(t *testing.T, limit, quiet time.Duration, ws ...*workload) {
 
 // stopAndWait stops the workloads and fails the test, with every
 // goroutine's stack, unless all their goroutines return within bound.
-func stopAndWait(t *testing.T, bound time.Duration, ws ...*workload) {
+func stopAndWait(t *testing.T, bound time.Duration, ws ...*topoWorkload) {
 	t.Helper()
 	for _, w := range ws {
 		close(w.stop)
@@ -241,7 +241,7 @@ func stopAndWait(t *testing.T, bound time.Duration, ws ...*workload) {
 
 // report summarises the workload; times are relative to the start of the
 // topology change.
-func (w *workload) report() string {
+func (w *topoWorkload) report() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	rel := func(at time.Time) string {
@@ -268,7 +268,7 @@ func (w *workload) report() string {
 
 // lastErrorAfterOrigin returns when the last error came, relative to the
 // start of the change (0 without errors).
-func (w *workload) lastErrorAfterOrigin() time.Duration {
+func (w *topoWorkload) lastErrorAfterOrigin() time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.lastErr.IsZero() {
@@ -286,7 +286,7 @@ type exclusion struct {
 // lockOp returns an operation taking the lock handle locks[g] for a few
 // milliseconds; a second holder at the same time counts as a violation.
 func lockOp(locks []*Lock, ex []*exclusion) workloadOp {
-	return func(ctx context.Context, w *workload, g int) (bool, error) {
+	return func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 		l, e := locks[g], ex[g]
 		ok, err := l.TryLock(ctx, 5*time.Second, 0)
 		if err != nil || !ok {
@@ -304,7 +304,7 @@ func lockOp(locks []*Lock, ex []*exclusion) workloadOp {
 // readOp is lockOp for read locks: a writer at the same time is a
 // violation.
 func readOp(locks []*Lock, ex []*exclusion) workloadOp {
-	return func(ctx context.Context, w *workload, g int) (bool, error) {
+	return func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 		l, e := locks[g], ex[g]
 		ok, err := l.TryLock(ctx, 5*time.Second, 0)
 		if err != nil || !ok {
@@ -323,7 +323,7 @@ func readOp(locks []*Lock, ex []*exclusion) workloadOp {
 // semaphoreOp takes one permit of sems[g] briefly; more holders than
 // permits at the same time is a violation.
 func semaphoreOp(sems []*Semaphore, ex []*exclusion, permits int64) workloadOp {
-	return func(ctx context.Context, w *workload, g int) (bool, error) {
+	return func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 		s, e := sems[g], ex[g]
 		ok, err := s.TryAcquire(ctx, 1, 5*time.Second)
 		if err != nil || !ok {
@@ -340,7 +340,7 @@ func semaphoreOp(sems []*Semaphore, ex []*exclusion, permits int64) workloadOp {
 
 // permitOp takes one expirable permit of sems[g] briefly.
 func permitOp(sems []*PermitExpirableSemaphore, ex []*exclusion, permits int64) workloadOp {
-	return func(ctx context.Context, w *workload, g int) (bool, error) {
+	return func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 		s, e := sems[g], ex[g]
 		id, ok, err := s.TryAcquire(ctx, 5*time.Second, 10*time.Second)
 		if err != nil || !ok {
@@ -359,7 +359,7 @@ func permitOp(sems []*PermitExpirableSemaphore, ex []*exclusion, permits int64) 
 // counts it down; the waiter must see it open.
 func latchOp(waiter, counter *Client, name func(i int) string) workloadOp {
 	var seq atomic.Int64
-	return func(ctx context.Context, w *workload, g int) (bool, error) {
+	return func(ctx context.Context, w *topoWorkload, g int) (bool, error) {
 		n := name(int(seq.Add(1)))
 		if ok, err := counter.GetCountDownLatch(n).TrySetCount(ctx, 1); err != nil || !ok {
 			if err == nil {
