@@ -223,12 +223,13 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	s := &scripts{rdb: rdb}
+	id := uuid.NewString()
 	return &Client{
 		rdb:            rdb,
-		id:             uuid.NewString(),
+		id:             id,
 		opts:           o,
 		scripts:        s,
-		pubsub:         newPubSub(rdb, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
+		pubsub:         newPubSub(rdb, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
 		watchdog:       newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
 		janitor:        newJanitor(rdb, time.Second),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),

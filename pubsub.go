@@ -60,6 +60,12 @@ type psConn struct {
 	ps      *redis.PubSub
 	started bool // its receive loop runs; guarded by pubsubService.mu
 	retired bool // replaced: its loop returns at its next read
+
+	// The presence channel (single node or Sentinel only), guarded by
+	// pubsubService.mu: whether its SUBSCRIBE was sent, and when Redis last
+	// confirmed it.
+	presence   bool
+	presenceAt time.Time
 }
 
 func (c *psConn) subscribe(channels ...string) {
@@ -121,6 +127,8 @@ type pubsubService struct {
 	closing  chan struct{} // closed by close
 	loops    sync.WaitGroup
 	rerouted atomic.Int64 // channels moved to another node's connection (for tests)
+	replaced atomic.Int64 // connections replaced (for tests)
+	presence string       // this client's presence channel; "" on Cluster
 	plain    sync.Map     // object channels that stay plain whatever the mode
 }
 
@@ -159,9 +167,14 @@ type waiter struct {
 	since time.Time // when its subscription first waited
 }
 
-func newPubSub(rdb redis.UniversalClient, mode PubSubMode, health, linger time.Duration) *pubsubService {
+func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
 	cc, _ := rdb.(*redis.ClusterClient)
+	presence := ""
+	if _, single := rdb.(*redis.Client); single {
+		presence = "redisson_go_presence:" + id
+	}
 	return &pubsubService{
+		presence: presence,
 		rdb:     rdb,
 		cluster: cc,
 		mode:    mode,
@@ -337,7 +350,8 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	// connection comes back (or resubscribeUnconfirmed sends it again);
 	// waits are bounded meanwhile.
 	c := e.conn
-	p.send(func() { c.subscribe(key.name) })
+	channels := append(p.presenceLocked(c), key.name)
+	p.send(func() { c.subscribe(channels...) })
 	p.start(c)
 	return sub, nil
 }
@@ -674,6 +688,10 @@ func (p *pubsubService) receive(c *psConn) {
 		if time.Since(lastCheck) >= p.health {
 			lastCheck = time.Now()
 			p.resubscribeUnconfirmed(c)
+			if p.presenceLost(c) {
+				p.replace(c)
+				return
+			}
 		}
 		if err != nil {
 			var ne net.Error
@@ -726,6 +744,7 @@ func (p *pubsubService) replace(c *psConn) {
 		return
 	}
 	c.retired = true
+	p.replaced.Add(1)
 	delete(p.conns, c.key)
 	var moved []*channelEntry
 	for _, e := range p.entries {
@@ -761,8 +780,43 @@ func (p *pubsubService) reroute(e *channelEntry) {
 	}
 	e.conn = c
 	e.asked = time.Now()
-	p.send(func() { c.subscribe(e.key.name) })
+	channels := append(p.presenceLocked(c), e.key.name)
+	p.send(func() { c.subscribe(channels...) })
 	p.start(c)
+}
+
+// presenceLocked returns the presence channel if c must still subscribe it
+// (the plain connection of a single-node or Sentinel client), marking it
+// sent. Caller holds p.mu.
+//
+// A Sentinel failover client does not move a pub/sub connection when the
+// master changes: it stays on the old master, which hears none of the new
+// master's messages until it rejoins as a replica (about 10s). So the
+// receive loop asks the master, through a command connection (which does
+// follow the failover), whether anyone listens on this client's presence
+// channel; when nobody does, the connection is on another server (or
+// silently dead) and is replaced.
+func (p *pubsubService) presenceLocked(c *psConn) []string {
+	if p.presence == "" || c.key.sharded || c.presence {
+		return nil
+	}
+	c.presence = true
+	return []string{p.presence}
+}
+
+// presenceLost reports whether the master has nobody on this client's
+// presence channel although c subscribed it more than a second ago.
+func (p *pubsubService) presenceLost(c *psConn) bool {
+	p.mu.Lock()
+	at := c.presenceAt
+	p.mu.Unlock()
+	if p.presence == "" || at.IsZero() || time.Since(at) < time.Second {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.health)
+	defer cancel()
+	n, err := p.rdb.PubSubNumSub(ctx, p.presence).Result()
+	return err == nil && n[p.presence] == 0
 }
 
 // resubscribeUnconfirmed sends SUBSCRIBE again for the channels of c whose
@@ -804,6 +858,10 @@ func (p *pubsubService) dispatch(c *psConn, msg any) {
 			}
 		}
 	case *redis.Subscription:
+		if m.Channel == p.presence && m.Kind == "subscribe" {
+			c.presenceAt = time.Now()
+			break
+		}
 		e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
 		if e == nil || e.conn != c {
 			break

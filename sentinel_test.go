@@ -34,6 +34,60 @@ func TestSentinelFailover(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) { sentinelFailover(t, s, mode.minReplicas) })
 	}
+	t.Run("WaiterFollowsMaster", func(t *testing.T) { sentinelWaiterFollowsMaster(t, s) })
+}
+
+// A waiter subscribed before a SENTINEL FAILOVER hears an unlock made on
+// the new master within a few health checks: go-redis leaves the pub/sub
+// connection on the old master, which hears nothing until it rejoins as a
+// replica (~10s); the client notices (its presence channel has no
+// subscriber on the master) and subscribes again on the new master. The
+// holder's lease is a minute, so only a message (or the re-subscription's
+// poll) can wake the waiter in time.
+func sentinelWaiterFollowsMaster(t *testing.T, s *redistest.Sentinel) {
+	s.WaitReady(t, time.Minute)
+	s.SetMinReplicas(t, 0, time.Second)
+	ctx := testCtx(t, 3*time.Minute)
+	opts := &Options{PubSubHealthCheck: 500 * time.Millisecond}
+	holder := newClient(t, s.Client(t), opts)
+	waiter := newClient(t, s.Client(t), opts)
+	rdb := s.Client(t)
+	name := uniqueName(t, rdb)
+	l := holder.GetLock(name)
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	if n, err := rdb.Wait(ctx, 1, 5*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 = %d, %v: the lock did not reach the replica", n, err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		w := waiter.GetLock(name)
+		if err := w.Lock(ctx); err != nil {
+			got <- err
+			return
+		}
+		got <- w.Unlock(ctx)
+	}()
+	channel := prefixName("redisson_lock__channel", name)
+	eventually(t, 10*time.Second, "waiter subscribed", func() bool { return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 1 })
+	res := s.Failover(t)
+	t.Logf("failover: %+v", res)
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock on the new master: %v", err)
+	}
+	start := time.Now()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("waiter not woken within 30s of the unlock on the new master (lease 1m)")
+	}
+	t.Logf("SUMMARY sentinel: waiter woken %v after the unlock on the new master; pub/sub connections replaced: %d",
+		time.Since(start), waiter.pubsub.replaced.Load())
+	if waiter.pubsub.replaced.Load() == 0 {
+		t.Fatal("the waiter's pub/sub connection was never moved to the new master")
+	}
 }
 
 func sentinelFailover(t *testing.T, s *redistest.Sentinel, minReplicas int) {
