@@ -175,14 +175,14 @@ func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, li
 	}
 	return &pubsubService{
 		presence: presence,
-		rdb:     rdb,
-		cluster: cc,
-		mode:    mode,
-		health:  health,
-		linger:  linger,
-		conns:   make(map[connKey]*psConn),
-		entries: make(map[chanKey]*channelEntry),
-		closing: make(chan struct{}),
+		rdb:      rdb,
+		cluster:  cc,
+		mode:     mode,
+		health:   health,
+		linger:   linger,
+		conns:    make(map[connKey]*psConn),
+		entries:  make(map[chanKey]*channelEntry),
+		closing:  make(chan struct{}),
 	}
 }
 
