@@ -57,7 +57,44 @@ func isNoScript(err error) bool {
 }
 
 // run calls s with EVALSHA and, on NOSCRIPT, loads it and calls once more.
+// A refusal that says the script did not run because its slot is being
+// migrated (TRYAGAIN, or a redirection go-redis gave up following) is
+// retried with a short backoff for up to slotRetryWindow.
 func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+	cmd := c.runOnce(ctx, s, keys, args...)
+	if !isMigrating(cmd.Err()) {
+		return cmd
+	}
+	deadline := time.Now().Add(slotRetryWindow)
+	for backoff := 5 * time.Millisecond; isMigrating(cmd.Err()) && time.Now().Before(deadline); backoff = min(2*backoff, 100*time.Millisecond) {
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cmd
+		case <-t.C:
+		}
+		cmd = c.runOnce(ctx, s, keys, args...)
+	}
+	return cmd
+}
+
+// slotRetryWindow bounds how long a call refused during a slot migration
+// is retried: resharding keeps a slot in its mixed state only while it
+// moves that slot's keys.
+const slotRetryWindow = 3 * time.Second
+
+// isMigrating reports a refusal sent before the script ran, because its
+// keys were in a slot being migrated.
+func isMigrating(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "TRYAGAIN") || strings.HasPrefix(msg, "ASK ") || strings.HasPrefix(msg, "MOVED ")
+}
+
+func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
 	cmd := c.rdb.EvalSha(ctx, s.sha, keys, args...)
 	if !isNoScript(cmd.Err()) {
 		return cmd

@@ -244,8 +244,9 @@ func TestClusterTopology(t *testing.T) {
 	// A slot moved to another master during the workload (IMPORTING /
 	// MIGRATING, keys moved with MIGRATE, SETSLOT NODE), with every object
 	// in that slot and the target's scripts flushed first: go-redis follows
-	// ASK and MOVED, errors (TRYAGAIN on multi-key scripts mid-migration,
-	// NOSCRIPT) stop once the slot has moved, no double holds, no hangs.
+	// ASK and MOVED, the script cache retries TRYAGAIN (multi-key scripts
+	// mid-migration) and reloads scripts on every master after NOSCRIPT, so
+	// no caller sees an error; no double holds, no hangs.
 	t.Run("SlotMigration", func(t *testing.T) {
 		names := map[string][]string{}
 		for _, kind := range objectKinds {
@@ -288,6 +289,10 @@ func TestClusterTopology(t *testing.T) {
 		stopAndWait(t, time.Minute, ws...)
 		reportAll(t, ws)
 		checkNoViolations(t, ws)
-		checkErrorsEnded(t, ws, done.Sub(start)+10*time.Second)
+		for _, w := range ws {
+			if w.errs != 0 {
+				t.Errorf("%s: %d errors reached callers during the migration; want 0", w.name, w.errs)
+			}
+		}
 	})
 }
