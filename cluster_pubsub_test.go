@@ -307,3 +307,30 @@ func TestClusterShardedSlotMigration(t *testing.T) {
 	collect(t, got, 1, 20*time.Second, "after the slot migration")
 	t.Logf("waiter done %v after the unlock (lease 1m)", time.Since(start))
 }
+
+// On a cluster the janitor deletes release latches of locks in every slot,
+// one UNLINK per slot group.
+func TestClusterLatchesDeleted(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	names := clusterNames(t, rdb, 30)
+	for _, name := range names {
+		l := c.GetLock(name)
+		mustTryLock(t, ctx, l, 0, 0)
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "latches deleted on every master", func() bool {
+		var left atomic.Int64
+		_ = rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			for _, name := range names {
+				left.Add(int64(len(m.Keys(ctx, prefixName("redisson_unlock_latch", name)+":*").Val())))
+			}
+			return nil
+		})
+		return left.Load() == 0
+	})
+}

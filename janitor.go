@@ -86,9 +86,25 @@ func (j *janitor) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), j.interval+time.Second)
 	defer cancel()
-	pipe := j.rdb.Pipeline()
+	// One UNLINK per group of keys in one slot (on Cluster) or per batch
+	// (elsewhere): the server's work per deleted key is then the deletion
+	// alone, not a command of its own.
+	groups := map[int][]string{}
+	_, cluster := j.rdb.(*redis.ClusterClient)
 	for _, k := range keys {
-		pipe.Unlink(ctx, k) // one key per command: keys may live in different slots
+		slot := 0
+		if cluster {
+			slot = hashSlot(k)
+		}
+		groups[slot] = append(groups[slot], k)
+	}
+	pipe := j.rdb.Pipeline()
+	for _, g := range groups {
+		for len(g) > 0 {
+			n := min(len(g), janitorBatch)
+			pipe.Unlink(ctx, g[:n]...)
+			g = g[n:]
+		}
 	}
 	_, _ = pipe.Exec(ctx) // a key not deleted expires anyway
 }
