@@ -53,7 +53,10 @@ type Options struct {
 
 	// PubSubHealthCheck is how long the shared pub/sub connection may stay
 	// silent before it is pinged, so that a dead connection is noticed and
-	// re-established. Default 5s.
+	// re-established. It is also how often a single-node or Sentinel client
+	// checks, with one PUBSUB NUMSUB of a presence channel of its own, that
+	// its pub/sub connection is on the current master (a Sentinel failover
+	// leaves it on the old one). Default 5s.
 	PubSubHealthCheck time.Duration
 
 	// PubSubMode chooses plain or sharded pub/sub for the channels of

@@ -38,12 +38,25 @@
 // (Token) that grows with each acquisition, so that a resource can refuse a
 // holder whose lease ran out during a pause.
 //
+// # Objects
+//
+// Locks and synchronizers: Lock, ReadWriteLock, FairLock, MultiLock,
+// RedLock, Semaphore, PermitExpirableSemaphore, CountDownLatch. Rate
+// limiting: RateLimiter (Redisson's RRateLimiter), and the KeyedLimiter
+// implementations FixedWindowLimiter and GCRALimiter, which the httplimit
+// package turns into net/http middleware. Typed objects, created by generic
+// package functions because methods cannot have type parameters:
+// GetBucket, GetMap, GetTopic, GetShardedTopic, GetBloomFilter, plus
+// AtomicLong and IdGenerator; their values go through a Codec
+// (MsgpackCodec by default).
+//
 // # Shared services
 //
-// Scripts are sent with EVALSHA only and loaded on NOSCRIPT. All waiting in a
-// Client goes through one pub/sub connection whose subscriptions are counted
-// per channel. Every wait is also bounded by the holder's remaining lease, so
-// a lost message delays a waiter but never strands it.
+// Scripts are sent with EVALSHA only and loaded on NOSCRIPT. All waiting and
+// all topics in a Client go through one pub/sub connection (one per master
+// for sharded channels on Cluster) whose subscriptions are counted per
+// channel. Every wait is also bounded by the holder's remaining lease, so a
+// lost message delays a waiter but never strands it.
 //
 // # Errors
 //

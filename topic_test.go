@@ -371,3 +371,40 @@ func TestTopicCluster(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTopic measures Publish (one round trip) and the delivery of a
+// published message to a subscriber's handler (publish to handler, same
+// process): round trips and allocs per message.
+//
+//	go test -run '^$' -bench BenchmarkTopic -benchmem .
+func BenchmarkTopic(b *testing.B) {
+	b.Run("Publish", func(b *testing.B) {
+		benchTyped(b, func(ctx context.Context, c *Client) func() error {
+			t := GetTopic[topicEvent](c, "bench:topic")
+			return func() error {
+				_, err := t.Publish(ctx, topicEvent{ID: 1, Text: "paid"})
+				return err
+			}
+		})
+	})
+	b.Run("PublishToHandler", func(b *testing.B) {
+		got := make(chan topicEvent, 1)
+		var sub *TopicSubscription
+		benchTyped(b, func(ctx context.Context, c *Client) func() error {
+			t := GetTopic[topicEvent](c, "bench:topic:delivered")
+			s, err := t.Subscribe(ctx, func(e topicEvent) { got <- e })
+			if err != nil {
+				b.Fatal(err)
+			}
+			sub = s
+			return func() error {
+				if _, err := t.Publish(ctx, topicEvent{ID: 1, Text: "paid"}); err != nil {
+					return err
+				}
+				<-got
+				return nil
+			}
+		})
+		sub.Close()
+	})
+}

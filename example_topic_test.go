@@ -1,0 +1,41 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/goredisson/redisson"
+)
+
+type OrderEvent struct {
+	ID     int64
+	Status string
+}
+
+// A Topic delivers typed messages to every subscriber; all subscribers of
+// one client share one Redis subscription.
+func ExampleGetTopic() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, _ := redisson.New(rdb, nil)
+	defer client.Close()
+	ctx := context.Background()
+
+	events := redisson.GetTopic[OrderEvent](client, "orders")
+	got, cancel, err := events.Channel(ctx) // returns once Redis confirmed the subscription
+	if err != nil {
+		panic(err)
+	}
+	defer cancel()
+
+	n, err := events.Publish(ctx, OrderEvent{ID: 42, Status: "paid"})
+	if err != nil {
+		panic(err)
+	}
+	e := <-got
+	fmt.Println("receivers:", n)
+	fmt.Println(e.ID, e.Status)
+	// Output:
+	// receivers: 1
+	// 42 paid
+}
