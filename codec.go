@@ -306,41 +306,25 @@ func (StringCodec) Unmarshal(b []byte, v any) error {
 	case encoding.TextUnmarshaler:
 		err = p.UnmarshalText(b)
 	case *int:
-		var n int64
-		n, err = strconv.ParseInt(s, 10, strconv.IntSize)
-		*p = int(n)
+		err = parseInt(p, s, strconv.IntSize)
 	case *int8:
-		var n int64
-		n, err = strconv.ParseInt(s, 10, 8)
-		*p = int8(n)
+		err = parseInt(p, s, 8)
 	case *int16:
-		var n int64
-		n, err = strconv.ParseInt(s, 10, 16)
-		*p = int16(n)
+		err = parseInt(p, s, 16)
 	case *int32:
-		var n int64
-		n, err = strconv.ParseInt(s, 10, 32)
-		*p = int32(n)
+		err = parseInt(p, s, 32)
 	case *int64:
-		*p, err = strconv.ParseInt(s, 10, 64)
+		err = parseInt(p, s, 64)
 	case *uint:
-		var n uint64
-		n, err = strconv.ParseUint(s, 10, strconv.IntSize)
-		*p = uint(n)
+		err = parseUint(p, s, strconv.IntSize)
 	case *uint8:
-		var n uint64
-		n, err = strconv.ParseUint(s, 10, 8)
-		*p = uint8(n)
+		err = parseUint(p, s, 8)
 	case *uint16:
-		var n uint64
-		n, err = strconv.ParseUint(s, 10, 16)
-		*p = uint16(n)
+		err = parseUint(p, s, 16)
 	case *uint32:
-		var n uint64
-		n, err = strconv.ParseUint(s, 10, 32)
-		*p = uint32(n)
+		err = parseUint(p, s, 32)
 	case *uint64:
-		*p, err = strconv.ParseUint(s, 10, 64)
+		err = parseUint(p, s, 64)
 	case *float32:
 		var f float64
 		f, err = strconv.ParseFloat(s, 32)
@@ -390,4 +374,17 @@ func encodeNonNil(c Codec, object string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNilValue, object)
 	}
 	return encodeValue(c, object, v)
+}
+
+// parseInt and parseUint parse decimal text into an integer of bits bits.
+func parseInt[T ~int | ~int8 | ~int16 | ~int32 | ~int64](p *T, s string, bits int) error {
+	n, err := strconv.ParseInt(s, 10, bits)
+	*p = T(n)
+	return err
+}
+
+func parseUint[T ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64](p *T, s string, bits int) error {
+	n, err := strconv.ParseUint(s, 10, bits)
+	*p = T(n)
+	return err
 }
