@@ -1,0 +1,114 @@
+package redisson
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// A keyed decision whose context ends while the call is in flight must
+// leave nothing counted (KeyedLimiter.Allow: "An error means no decision
+// was made"; the project's rule: a cancelled context leaves nothing
+// behind). The server is paused so that the call is still queued when the
+// context ends; it runs once the server resumes.
+func TestKeyedLimiterCancelInFlightLeavesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for _, k := range keyedKinds {
+		l := k.make(c, limiterName(t, rdb), 3)
+		if _, err := l.Allow(ctx, "warm", 1); err != nil { // script loaded, pool warm
+			t.Fatal(err)
+		}
+		srv.Pause()
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err := l.Allow(short, "id", 1)
+		cancel()
+		srv.Resume()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: Allow on a paused server with a 300ms context: %v; want DeadlineExceeded", k.kind, err)
+		}
+		time.Sleep(200 * time.Millisecond) // let the server run what it had queued
+		key := identityKey(l.Policy().Name, "id")
+		if n, xerr := rdb.Exists(ctx, key).Result(); xerr != nil || n != 0 {
+			v, _ := rdb.Get(ctx, key).Result()
+			t.Errorf("%s: after Allow failed with %v, key %s exists (%d, %q): the failed call was counted", k.kind, err, key, n, v)
+		}
+	}
+}
+
+// The same for RateLimiter, whose lost-reply undo should take the grant
+// back: the undo is sent while the server is still paused, on another
+// connection than the grant.
+func TestRateLimiterCancelInFlightUndone(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	r := c.GetRateLimiter(rateName(t, rdb))
+	mustSetRate(t, ctx, r, Overall, 3, time.Minute)
+	mustTryAcquireRate(t, ctx, r, 1, true)
+	srv.Pause()
+	go func() { time.Sleep(time.Second); srv.Resume() }() // within CleanupTimeout
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err := r.TryAcquire(short, 1)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TryAcquire on a paused server with a 300ms context: %v; want DeadlineExceeded", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n, err := r.AvailablePermits(ctx); err != nil || n != 2 {
+		t.Fatalf("after the cancelled TryAcquire: AvailablePermits = %d, %v; want 2 (its grant undone)", n, err)
+	}
+}
+
+// "At most rate permits in any trailing interval": with the server's clock
+// read in microseconds (TIME in the same MULTI as the decision, so both
+// happen at the same instant), two grants of a limiter of 1 permit per
+// interval must be at least interval apart. The script floors TIME to the
+// millisecond, so a grant at t.999ms and one at (t+interval).000ms are
+// both granted, less than interval apart.
+func TestRateLimiterWindowEdgeSubMillisecond(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	r := c.GetRateLimiter(rateName(t, rdb))
+	const interval = 2 * time.Millisecond
+	mustSetRate(t, ctx, r, Overall, 1, interval)
+	mustTryAcquireRate(t, ctx, r, 1, true) // loads the script
+	var last int64 = -1
+	var grants int
+	for stop := time.Now().Add(3 * time.Second); time.Now().Before(stop); {
+		var id [16]byte
+		_, _ = rand.Read(id[:])
+		var tm *redis.TimeCmd
+		var ev *redis.Cmd
+		if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			tm = p.Time(ctx)
+			ev = p.EvalSha(ctx, scriptRateAcquire.sha, r.keys, 1, id[:])
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ev.Int64Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0] != 1 {
+			continue
+		}
+		grants++
+		us := tm.Val().UnixMicro()
+		if last >= 0 && us-last < interval.Microseconds() {
+			t.Fatalf("two grants of a 1 per %v limiter %dµs apart (server clock)", interval, us-last)
+		}
+		last = us
+	}
+	t.Logf("%d grants, all at least %v apart", grants, interval)
+}
