@@ -79,9 +79,18 @@ func norm(ip netip.Addr) netip.Addr { return ip.Unmap().WithZone("") }
 func forwardedFor(values []string) []string {
 	var out []string
 	for _, v := range values {
-		for _, elem := range splitQuoted(v, ',') {
+		elems, ok := splitQuoted(v, ',')
+		if !ok {
+			// A quote left open (by the client: proxies append their
+			// element to the value it sent) would hide every element
+			// after it, the proxies' included; quoted values hold no
+			// comma worth keeping, so split at every one.
+			elems = strings.Split(v, ",")
+		}
+		for _, elem := range elems {
 			node := ""
-			for _, pair := range splitQuoted(elem, ';') {
+			pairs, _ := splitQuoted(elem, ';')
+			for _, pair := range pairs {
 				k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
 				if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
 					node = unquote(strings.TrimSpace(val))
@@ -93,8 +102,9 @@ func forwardedFor(values []string) []string {
 	return out
 }
 
-// splitQuoted splits s at sep outside double-quoted strings.
-func splitQuoted(s string, sep byte) []string {
+// splitQuoted splits s at sep outside double-quoted strings, and reports
+// whether every quoted string was closed.
+func splitQuoted(s string, sep byte) ([]string, bool) {
 	var parts []string
 	quoted, escaped, start := false, false, 0
 	for i := 0; i < len(s); i++ {
@@ -110,7 +120,7 @@ func splitQuoted(s string, sep byte) []string {
 			start = i + 1
 		}
 	}
-	return append(parts, s[start:])
+	return append(parts, s[start:]), !quoted
 }
 
 // unquote removes the double quotes (and backslash escapes) of an RFC 7230
