@@ -21,8 +21,10 @@
 --
 -- Log member: byte 16, the 16 random bytes, n as uint32 little-endian (what
 -- Redisson writes with struct.pack('Bc0I', 16, bytes, n)); score = time of
--- the grant in ms since the epoch. A grant at t counts while now < t +
--- interval, so at most rate permits are granted in any interval.
+-- the grant in ms since the epoch. A grant at t counts while now <= t +
+-- interval: t and now are TIME floored to the ms, so the grant may have
+-- been made up to 1ms after t, and counting it that ms longer keeps any
+-- rate + 1 permits more than an interval apart by the server's clock.
 --
 -- Clock: the Redis server's (TIME).
 --
@@ -88,7 +90,9 @@ if sum and value and entries > 0 then
     end
 end
 local trusted = used ~= nil
-local cutoff = now - interval
+-- span: the interval plus the ms that flooring TIME may have taken off t.
+local span = interval + 1
+local cutoff = now - span
 local expired = redis.call('zrangebyscore', logKey, '-inf', cutoff)
 if used then
     for i = 1, #expired do
@@ -123,7 +127,7 @@ end
 -- just added to it, and a refusal means it holds permits.)
 local function save(available)
     local newest = redis.call('zrange', logKey, -1, -1, 'withscores')
-    local ttl = tonumber(newest[2]) + interval - now
+    local ttl = tonumber(newest[2]) + span - now
     redis.call('set', valueKey, available, 'px', ttl)
     redis.call('set', sumKey, string.format('%d|%d|%d|', available, entries, used) .. newest[1], 'px', ttl)
     redis.call('pexpire', logKey, ttl)
@@ -142,12 +146,12 @@ end
 -- holds at least one, so at most need entries are read). The count may be
 -- negative (after the rate was lowered), so that Redisson clients, which
 -- add expired permits to it, stay right.
-local need, freed, wait = n - available, 0, interval
+local need, freed, wait = n - available, 0, span
 local oldest = redis.call('zrange', logKey, 0, need - 1, 'withscores')
 for i = 1, #oldest, 2 do
     freed = freed + (permitsOf(oldest[i]) or 0)
     if freed >= need then
-        wait = tonumber(oldest[i + 1]) + interval - now
+        wait = tonumber(oldest[i + 1]) + span - now
         break
     end
 end

@@ -9,9 +9,10 @@
 -- KEYS[6]  checkpoint of the overall scope ({name}:permits:sum)
 -- KEYS[7]  checkpoint of this client's scope ({name}:permits:<id>:sum)
 --
--- Returns rate minus the permits logged within the last interval (by the
--- server's clock), at least 0. The permits are taken from the checkpoint
--- when it still describes the log (see ratelimit_acquire), else summed
+-- Returns rate minus the permits logged within the last interval and 1ms
+-- (by the server's clock; see ratelimit_acquire for the 1ms), at least 0.
+-- The permits are taken from the checkpoint when it still describes the
+-- log (see ratelimit_acquire), else summed
 -- from the live log. Errors: NOTINIT (no config), WRONGTYPE, BADENTRY (a
 -- log member that is not Redisson's format).
 local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type')
@@ -31,7 +32,7 @@ for key, want in pairs({[valueKey] = 'string', [logKey] = 'zset', [sumKey] = 'st
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cutoff = now - interval
+local cutoff = now - interval - 1 -- as ratelimit_acquire: t may be 1ms late
 
 local function permitsOf(m)
     if #m ~= 21 or string.byte(m, 1) ~= 16 then
