@@ -23,3 +23,20 @@ func TestForwardedUnbalancedQuoteKeepsClient(t *testing.T) {
 		}
 	}
 }
+
+// A trusted proxy listed in IPv4-mapped form (as a dual-stack listener
+// shows it in RemoteAddr) is still trusted: ClientIP unmaps the addresses
+// it compares, so a mapped prefix must match their IPv4 form. Otherwise the
+// header is ignored and every client behind the proxy shares its bucket.
+func TestTrustedMappedPrefix(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/104")}
+	for _, remote := range []string{"[::ffff:10.0.0.1]:80", "10.0.0.1:80"} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = remote
+		r.Header.Set("X-Forwarded-For", "203.0.113.7")
+		got, err := ClientIP(r, trusted, "X-Forwarded-For")
+		if err != nil || got.String() != "203.0.113.7" {
+			t.Errorf("peer %s, trusted ::ffff:10.0.0.0/104: ClientIP = %v, %v; want 203.0.113.7", remote, got, err)
+		}
+	}
+}
