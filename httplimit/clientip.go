@@ -49,9 +49,12 @@ func ClientIP(r *http.Request, trusted []netip.Prefix, header string) (netip.Add
 	return client, nil
 }
 
+// isTrusted reports whether ip (unmapped, see norm) lies in trusted; a
+// prefix written in IPv4-mapped IPv6 form matches the IPv4 address too.
 func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	mapped := netip.AddrFrom16(ip.As16())
 	for _, p := range trusted {
-		if p.Contains(ip) {
+		if p.Contains(ip) || (ip.Is4() && p.Addr().Is4In6() && p.Contains(mapped)) {
 			return true
 		}
 	}
