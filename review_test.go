@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -111,4 +112,30 @@ func TestRateLimiterWindowEdgeSubMillisecond(t *testing.T) {
 		last = us
 	}
 	t.Logf("%d grants, all at least %v apart", grants, interval)
+}
+
+// A string the limiter never writes is ErrWrongType and is left as it is,
+// also when Lua's tonumber accepts it (exponents, hex, spaces, decimals,
+// out-of-range times): never a decision with a zero or negative RetryAfter
+// on a rejection, nor a bare Redis error.
+func TestKeyedLimiterForeignNumberIsWrongType(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for _, k := range keyedKinds {
+		name := limiterName(t, rdb)
+		l := k.make(c, name, 5)
+		for _, v := range []string{"1e300", "9e18", "inf", "1e3", "1.0", " 2", "0x3", "-5"} {
+			key := identityKey(name, v)
+			rdb.Set(ctx, key, v, time.Minute)
+			before := fmt.Sprint(rdb.Dump(ctx, key).Val())
+			d, err := l.Allow(ctx, v, 1)
+			if !errors.Is(err, ErrWrongType) {
+				t.Errorf("%s: key holding %q: Allow = %+v, %v; want ErrWrongType", k.kind, v, d, err)
+			}
+			if after := fmt.Sprint(rdb.Dump(ctx, key).Val()); after != before {
+				t.Errorf("%s: key holding %q changed", k.kind, v)
+			}
+		}
+	}
 }
