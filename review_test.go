@@ -139,3 +139,30 @@ func TestKeyedLimiterForeignNumberIsWrongType(t *testing.T) {
 		}
 	}
 }
+
+// A config hash whose fields are not Redisson's (a Java client that wrote
+// an interval of 0ms, a hand edit) is ErrUnexpectedReply, as Config says,
+// and the decision writes nothing: no grant logged before a failing SET,
+// no log left without expiry, no 1ms window.
+func TestRateLimiterBadConfigFieldWritesNothing(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for _, f := range [][2]string{{"interval", "0"}, {"interval", "-5"}, {"interval", "1.5"},
+		{"rate", "1e3"}, {"rate", "2.5"}, {"type", "2"}, {"keepAliveTime", "0.5"}, {"keepAliveTime", "-1"}} {
+		r := c.GetRateLimiter(rateName(t, rdb))
+		mustSetRate(t, ctx, r, Overall, 3, time.Second)
+		rdb.HSet(ctx, r.Name(), f[0], f[1])
+		before := rateState(t, rdb, r)
+		ok, err := r.TryAcquire(ctx, 1)
+		if !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("%s=%s: TryAcquire = %v, %v; want ErrUnexpectedReply", f[0], f[1], ok, err)
+		}
+		if after := rateState(t, rdb, r); after != before {
+			t.Errorf("%s=%s: TryAcquire changed Redis:\n got %s\nwant %s", f[0], f[1], after, before)
+		}
+		if n, err := r.AvailablePermits(ctx); !errors.Is(err, ErrUnexpectedReply) {
+			t.Errorf("%s=%s: AvailablePermits = %d, %v; want ErrUnexpectedReply", f[0], f[1], n, err)
+		}
+	}
+}
