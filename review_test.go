@@ -70,11 +70,13 @@ func TestRateLimiterCancelInFlightUndone(t *testing.T) {
 }
 
 // "At most rate permits in any trailing interval": with the server's clock
-// read in microseconds (TIME in the same MULTI as the decision, so both
-// happen at the same instant), two grants of a limiter of 1 permit per
-// interval must be at least interval apart. The script floors TIME to the
-// millisecond, so a grant at t.999ms and one at (t+interval).000ms are
-// both granted, less than interval apart.
+// read in microseconds (TIME just before and just after the decision, in
+// the same MULTI), two grants of a limiter of 1 permit per interval must be
+// at least interval apart. The script floors TIME to the millisecond, so a
+// grant at t.999ms and one at (t+interval).000ms are both granted, less
+// than interval apart. A pair fails the test only when the second's "after"
+// is less than interval past the first's "before", so the time the server
+// may lose between the commands (it can be descheduled) cannot fail it.
 func TestRateLimiterWindowEdgeSubMillisecond(t *testing.T) {
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
@@ -83,16 +85,17 @@ func TestRateLimiterWindowEdgeSubMillisecond(t *testing.T) {
 	const interval = 2 * time.Millisecond
 	mustSetRate(t, ctx, r, Overall, 1, interval)
 	mustTryAcquireRate(t, ctx, r, 1, true) // loads the script
-	var last int64 = -1
+	var lastBefore int64 = -1
 	var grants int
 	for stop := time.Now().Add(3 * time.Second); time.Now().Before(stop); {
 		var id [16]byte
 		_, _ = rand.Read(id[:])
-		var tm *redis.TimeCmd
+		var before, after *redis.TimeCmd
 		var ev *redis.Cmd
 		if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			tm = p.Time(ctx)
+			before = p.Time(ctx)
 			ev = p.EvalSha(ctx, scriptRateAcquire.sha, r.keys, 1, id[:])
+			after = p.Time(ctx)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -105,11 +108,10 @@ func TestRateLimiterWindowEdgeSubMillisecond(t *testing.T) {
 			continue
 		}
 		grants++
-		us := tm.Val().UnixMicro()
-		if last >= 0 && us-last < interval.Microseconds() {
-			t.Fatalf("two grants of a 1 per %v limiter %dµs apart (server clock)", interval, us-last)
+		if a := after.Val().UnixMicro(); lastBefore >= 0 && a-lastBefore < interval.Microseconds() {
+			t.Fatalf("two grants of a 1 per %v limiter at most %dµs apart (server clock)", interval, a-lastBefore)
 		}
-		last = us
+		lastBefore = before.Val().UnixMicro()
 	}
 	t.Logf("%d grants, all at least %v apart", grants, interval)
 }
