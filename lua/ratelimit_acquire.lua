@@ -17,7 +17,9 @@
 -- permits left in the window, now = the grant's time), or {0, wait, now}
 -- when not: wait = ms until enough logged permits leave the window.
 -- Errors: NOTINIT (no config), EXCEEDS (n > rate), WRONGTYPE, BADENTRY (a
--- log member that is not Redisson's format); none writes anything.
+-- config field or log member not in Redisson's format: rate and interval
+-- whole numbers >= 1, type 0 or 1, keepAliveTime a whole number); none
+-- writes anything.
 --
 -- Log member: byte 16, the 16 random bytes, n as uint32 little-endian (what
 -- Redisson writes with struct.pack('Bc0I', 16, bytes, n)); score = time of
@@ -38,9 +40,17 @@
 -- Expiry: the scope's keys expire when the newest logged grant leaves the
 -- window; the config hash slides by keepAliveTime when one is set.
 local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
-local rate, interval = tonumber(cfg[1]), tonumber(cfg[2])
-if not rate or not interval then
+if not cfg[1] or not cfg[2] then
     return redis.error_reply('NOTINIT rate limiter is not initialized')
+end
+-- whole: a field of decimal digits as a number, else nil.
+local function whole(s)
+    return s and string.match(s, '^%d+$') and tonumber(s)
+end
+local rate, interval = whole(cfg[1]), whole(cfg[2])
+if not rate or rate < 1 or not interval or interval < 1 or
+    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
+    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
 end
 local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
 if cfg[3] == '1' then

@@ -14,11 +14,19 @@
 -- The permits are taken from the checkpoint when it still describes the
 -- log (see ratelimit_acquire), else summed
 -- from the live log. Errors: NOTINIT (no config), WRONGTYPE, BADENTRY (a
--- log member that is not Redisson's format).
-local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type')
-local rate, interval = tonumber(cfg[1]), tonumber(cfg[2])
-if not rate or not interval then
+-- config field or log member not in Redisson's format, as in
+-- ratelimit_acquire).
+local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
+if not cfg[1] or not cfg[2] then
     return redis.error_reply('NOTINIT rate limiter is not initialized')
+end
+local function whole(s)
+    return s and string.match(s, '^%d+$') and tonumber(s)
+end
+local rate, interval = whole(cfg[1]), whole(cfg[2])
+if not rate or rate < 1 or not interval or interval < 1 or
+    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
+    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
 end
 local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
 if cfg[3] == '1' then
