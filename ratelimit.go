@@ -268,7 +268,7 @@ func (r *RateLimiter) Config(ctx context.Context) (RateLimiterConfig, error) {
 // reports whether it took them. It makes one script call. It returns
 // ErrInvalidPermits for n < 1; ErrPermitsExceedRate for n above the rate;
 // ErrNotInitialized before TrySetRate or SetRate; ErrUnexpectedReply for a
-// log entry not in Redisson's format; ErrEmptyName, ErrInvalidName,
+// log entry or config field not in Redisson's format; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise. An error
 // leaves no permit of this call taken (a grant whose reply was lost is
 // undone while Redis can be reached), and a call resent by go-redis after a
@@ -407,8 +407,8 @@ func (r *RateLimiter) undo(ctx context.Context, member string) {
 // AvailablePermits returns how many permits the limiter would grant now:
 // the rate minus the permits granted within the last interval, never below
 // 0. It writes nothing. It returns ErrNotInitialized before TrySetRate or
-// SetRate; ErrUnexpectedReply for a log entry not in Redisson's format;
-// ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
+// SetRate; ErrUnexpectedReply for a log entry or config field not in
+// Redisson's format; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (r *RateLimiter) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := r.c.checkObject(r.name, r.badName); err != nil {

@@ -49,9 +49,12 @@ func ClientIP(r *http.Request, trusted []netip.Prefix, header string) (netip.Add
 	return client, nil
 }
 
+// isTrusted reports whether ip (unmapped, see norm) lies in trusted; a
+// prefix written in IPv4-mapped IPv6 form matches the IPv4 address too.
 func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	mapped := netip.AddrFrom16(ip.As16())
 	for _, p := range trusted {
-		if p.Contains(ip) {
+		if p.Contains(ip) || (ip.Is4() && p.Addr().Is4In6() && p.Contains(mapped)) {
 			return true
 		}
 	}
@@ -79,9 +82,18 @@ func norm(ip netip.Addr) netip.Addr { return ip.Unmap().WithZone("") }
 func forwardedFor(values []string) []string {
 	var out []string
 	for _, v := range values {
-		for _, elem := range splitQuoted(v, ',') {
+		elems, ok := splitQuoted(v, ',')
+		if !ok {
+			// A quote left open (by the client: proxies append their
+			// element to the value it sent) would hide every element
+			// after it, the proxies' included; quoted values hold no
+			// comma worth keeping, so split at every one.
+			elems = strings.Split(v, ",")
+		}
+		for _, elem := range elems {
 			node := ""
-			for _, pair := range splitQuoted(elem, ';') {
+			pairs, _ := splitQuoted(elem, ';')
+			for _, pair := range pairs {
 				k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
 				if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
 					node = unquote(strings.TrimSpace(val))
@@ -93,8 +105,9 @@ func forwardedFor(values []string) []string {
 	return out
 }
 
-// splitQuoted splits s at sep outside double-quoted strings.
-func splitQuoted(s string, sep byte) []string {
+// splitQuoted splits s at sep outside double-quoted strings, and reports
+// whether every quoted string was closed.
+func splitQuoted(s string, sep byte) ([]string, bool) {
 	var parts []string
 	quoted, escaped, start := false, false, 0
 	for i := 0; i < len(s); i++ {
@@ -110,7 +123,7 @@ func splitQuoted(s string, sep byte) []string {
 			start = i + 1
 		}
 	}
-	return append(parts, s[start:])
+	return append(parts, s[start:]), !quoted
 }
 
 // unquote removes the double quotes (and backslash escapes) of an RFC 7230

@@ -23,8 +23,10 @@ local cur = redis.call('get', KEYS[1])
 local used = 0
 local ttl = window
 if cur then
-    used = tonumber(cur)
-    if used == nil or used < 0 or used ~= math.floor(used) then
+    -- Only what SET and INCRBY write: decimal digits (tonumber would also
+    -- take '1e3', '0x3', ' 2', which INCRBY refuses).
+    used = string.match(cur, '^%d+$') and tonumber(cur)
+    if not used then
         return redis.error_reply('WRONGTYPE fixed window counter is not a count')
     end
     ttl = redis.call('pttl', KEYS[1])

@@ -25,8 +25,11 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local tat = now
 local stored = redis.call('get', KEYS[1])
 if stored then
-    tat = tonumber(stored)
-    if tat == nil or tat ~= math.floor(tat) then
+    -- Only what this script writes: decimal digits, below 2^53 (tonumber
+    -- would also take '1e300', 'inf', '0x3', whose differences from now
+    -- overflow the reply or are not times).
+    tat = string.match(stored, '^%d+$') and tonumber(stored)
+    if not tat or tat >= 9007199254740992 then
         return redis.error_reply('WRONGTYPE gcra state is not a time')
     end
     if tat < now then

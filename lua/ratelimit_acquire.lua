@@ -17,12 +17,16 @@
 -- permits left in the window, now = the grant's time), or {0, wait, now}
 -- when not: wait = ms until enough logged permits leave the window.
 -- Errors: NOTINIT (no config), EXCEEDS (n > rate), WRONGTYPE, BADENTRY (a
--- log member that is not Redisson's format); none writes anything.
+-- config field or log member not in Redisson's format: rate and interval
+-- whole numbers >= 1, type 0 or 1, keepAliveTime a whole number); none
+-- writes anything.
 --
 -- Log member: byte 16, the 16 random bytes, n as uint32 little-endian (what
 -- Redisson writes with struct.pack('Bc0I', 16, bytes, n)); score = time of
--- the grant in ms since the epoch. A grant at t counts while now < t +
--- interval, so at most rate permits are granted in any interval.
+-- the grant in ms since the epoch. A grant at t counts while now <= t +
+-- interval: t and now are TIME floored to the ms, so the grant may have
+-- been made up to 1ms after t, and counting it that ms longer keeps any
+-- rate + 1 permits more than an interval apart by the server's clock.
 --
 -- Clock: the Redis server's (TIME).
 --
@@ -36,9 +40,17 @@
 -- Expiry: the scope's keys expire when the newest logged grant leaves the
 -- window; the config hash slides by keepAliveTime when one is set.
 local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
-local rate, interval = tonumber(cfg[1]), tonumber(cfg[2])
-if not rate or not interval then
+if not cfg[1] or not cfg[2] then
     return redis.error_reply('NOTINIT rate limiter is not initialized')
+end
+-- whole: a field of decimal digits as a number, else nil.
+local function whole(s)
+    return s and string.match(s, '^%d+$') and tonumber(s)
+end
+local rate, interval = whole(cfg[1]), whole(cfg[2])
+if not rate or rate < 1 or not interval or interval < 1 or
+    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
+    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
 end
 local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
 if cfg[3] == '1' then
@@ -88,7 +100,9 @@ if sum and value and entries > 0 then
     end
 end
 local trusted = used ~= nil
-local cutoff = now - interval
+-- span: the interval plus the ms that flooring TIME may have taken off t.
+local span = interval + 1
+local cutoff = now - span
 local expired = redis.call('zrangebyscore', logKey, '-inf', cutoff)
 if used then
     for i = 1, #expired do
@@ -123,7 +137,7 @@ end
 -- just added to it, and a refusal means it holds permits.)
 local function save(available)
     local newest = redis.call('zrange', logKey, -1, -1, 'withscores')
-    local ttl = tonumber(newest[2]) + interval - now
+    local ttl = tonumber(newest[2]) + span - now
     redis.call('set', valueKey, available, 'px', ttl)
     redis.call('set', sumKey, string.format('%d|%d|%d|', available, entries, used) .. newest[1], 'px', ttl)
     redis.call('pexpire', logKey, ttl)
@@ -142,12 +156,12 @@ end
 -- holds at least one, so at most need entries are read). The count may be
 -- negative (after the rate was lowered), so that Redisson clients, which
 -- add expired permits to it, stay right.
-local need, freed, wait = n - available, 0, interval
+local need, freed, wait = n - available, 0, span
 local oldest = redis.call('zrange', logKey, 0, need - 1, 'withscores')
 for i = 1, #oldest, 2 do
     freed = freed + (permitsOf(oldest[i]) or 0)
     if freed >= need then
-        wait = tonumber(oldest[i + 1]) + interval - now
+        wait = tonumber(oldest[i + 1]) + span - now
         break
     end
 end

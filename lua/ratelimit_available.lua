@@ -9,15 +9,24 @@
 -- KEYS[6]  checkpoint of the overall scope ({name}:permits:sum)
 -- KEYS[7]  checkpoint of this client's scope ({name}:permits:<id>:sum)
 --
--- Returns rate minus the permits logged within the last interval (by the
--- server's clock), at least 0. The permits are taken from the checkpoint
--- when it still describes the log (see ratelimit_acquire), else summed
+-- Returns rate minus the permits logged within the last interval and 1ms
+-- (by the server's clock; see ratelimit_acquire for the 1ms), at least 0.
+-- The permits are taken from the checkpoint when it still describes the
+-- log (see ratelimit_acquire), else summed
 -- from the live log. Errors: NOTINIT (no config), WRONGTYPE, BADENTRY (a
--- log member that is not Redisson's format).
-local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type')
-local rate, interval = tonumber(cfg[1]), tonumber(cfg[2])
-if not rate or not interval then
+-- config field or log member not in Redisson's format, as in
+-- ratelimit_acquire).
+local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
+if not cfg[1] or not cfg[2] then
     return redis.error_reply('NOTINIT rate limiter is not initialized')
+end
+local function whole(s)
+    return s and string.match(s, '^%d+$') and tonumber(s)
+end
+local rate, interval = whole(cfg[1]), whole(cfg[2])
+if not rate or rate < 1 or not interval or interval < 1 or
+    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
+    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
 end
 local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
 if cfg[3] == '1' then
@@ -31,7 +40,7 @@ for key, want in pairs({[valueKey] = 'string', [logKey] = 'zset', [sumKey] = 'st
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cutoff = now - interval
+local cutoff = now - interval - 1 -- as ratelimit_acquire: t may be 1ms late
 
 local function permitsOf(m)
     if #m ~= 21 or string.byte(m, 1) ~= 16 then
