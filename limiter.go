@@ -70,7 +70,12 @@ type RatePolicy struct {
 type KeyedLimiter interface {
 	// Allow asks for n permits for the identity key, counts them when they
 	// are granted, and reports the decision. A rejected request is not
-	// counted. An error means no decision was made.
+	// counted. An error means the caller gets no permit; but a decision
+	// whose reply was lost (the context ended while the call was in flight,
+	// or the connection broke) may still have been counted by Redis: the
+	// identity then pays for n permits it did not use. This errs on the
+	// safe side (never more than the limit) and saves the extra write per
+	// decision that undoing it would cost.
 	Allow(ctx context.Context, key string, n int64) (RateDecision, error)
 
 	// Policy returns the limiter's configuration.
