@@ -258,6 +258,11 @@ type StringCodec struct{}
 func (StringCodec) Name() string { return "string" }
 
 func (StringCodec) Marshal(v any) ([]byte, error) {
+	if isNil(v) {
+		// A nil pointer has no text, and calling a value-receiver
+		// MarshalText through it (a nil *time.Time) panics.
+		return nil, fmt.Errorf("string codec cannot encode nil %T", v)
+	}
 	switch x := v.(type) {
 	case string:
 		return []byte(x), nil
