@@ -257,9 +257,16 @@ func (m *Map[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
 // entry decodes one stored field and value.
 func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 	k, err := decodeValue[K](m.codec, m.object, []byte(field))
+	if err == nil && !reflect.ValueOf(&k).Elem().Comparable() {
+		// A K holding an interface (any) may decode to a slice or a map,
+		// which would panic as a Go map key (ReadAll).
+		err = &codecError{object: m.object, codec: m.codec.Name(), op: "decode",
+			err: fmt.Errorf("key %v is not comparable", k)}
+	}
 	if err != nil {
+		var zero K
 		var v V
-		return k, v, err
+		return zero, v, err
 	}
 	v, err := decodeValue[V](m.codec, m.object, []byte(value))
 	return k, v, err
