@@ -152,7 +152,12 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 	r := bytes.NewReader(b)
 	dec := msgpack.GetDecoder()
 	dec.Reset(r) // clears every flag a previous user of the pool set
-	err := dec.Decode(v)
+	var err error
+	if e, ok := plainInteger(v); ok {
+		err = decodeInteger(dec, e)
+	} else {
+		err = dec.Decode(v)
+	}
 	msgpack.PutDecoder(dec)
 	if err == nil && r.Len() > 0 {
 		err = fmt.Errorf("%d bytes left over after one msgpack value", r.Len())
@@ -204,6 +209,72 @@ func widen(v any) any {
 }
 
 const msgpackNil = 0xc0
+
+var (
+	msgpackCustomDecoder = reflect.TypeFor[msgpack.CustomDecoder]()
+	msgpackUnmarshaler   = reflect.TypeFor[msgpack.Unmarshaler]()
+	binaryUnmarshaler    = reflect.TypeFor[encoding.BinaryUnmarshaler]()
+	textUnmarshaler      = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// plainInteger returns the integer p points to when it is of an integer
+// kind the msgpack package decodes itself (no custom decoding method).
+func plainInteger(p any) (reflect.Value, bool) {
+	rv := reflect.ValueOf(p)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return reflect.Value{}, false
+	}
+	switch rv.Elem().Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	default:
+		return reflect.Value{}, false
+	}
+	t := rv.Type()
+	if t.Implements(msgpackCustomDecoder) || t.Implements(msgpackUnmarshaler) ||
+		t.Implements(binaryUnmarshaler) || t.Implements(textUnmarshaler) {
+		return reflect.Value{}, false
+	}
+	return rv.Elem(), true
+}
+
+// decodeInteger decodes one msgpack integer into e, refusing one that does
+// not fit e's type: the msgpack package would wrap it silently (a Java Long
+// 300 read as the int8 44, -1 as the uint64 2^64-1).
+func decodeInteger(dec *msgpack.Decoder, e reflect.Value) error {
+	x, err := dec.DecodeInterface()
+	if err != nil {
+		return err
+	}
+	fits := false
+	switch n := widen(x).(type) {
+	case int64:
+		if e.CanInt() {
+			fits = !e.OverflowInt(n)
+			if fits {
+				e.SetInt(n)
+			}
+		} else if n >= 0 {
+			fits = !e.OverflowUint(uint64(n))
+			if fits {
+				e.SetUint(uint64(n))
+			}
+		}
+	case uint64: // above math.MaxInt64
+		if e.CanUint() {
+			fits = !e.OverflowUint(n)
+			if fits {
+				e.SetUint(n)
+			}
+		}
+	default:
+		return fmt.Errorf("msgpack %T cannot decode into %s", x, e.Type())
+	}
+	if !fits {
+		return fmt.Errorf("msgpack integer %v does not fit %s", x, e.Type())
+	}
+	return nil
+}
 
 // nillable reports whether the value p points to may hold nil (a pointer,
 // interface, map, slice, channel or function). p is a pointer, as given to
