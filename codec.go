@@ -142,6 +142,10 @@ func (MsgpackCodec) Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mayHoldMap(reflect.TypeOf(v)) {
+		// Go maps encode in random order: sort them (msgpack_canon.go).
+		return canonicalMsgpack(buf.Bytes())
+	}
 	return buf.Bytes(), nil
 }
 

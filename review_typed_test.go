@@ -1,12 +1,17 @@
 package redisson
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Review tests for the typed objects: each one pins a defect found in review
@@ -229,5 +234,61 @@ func TestReviewMapFloatZeroKeys(t *testing.T) {
 	all, err2 := m.ReadAll(ctx)
 	if err != nil || err2 != nil || int64(len(all)) != n {
 		t.Fatalf("Size = %d, %v; ReadAll = %v (%d entries), %v; want them to agree", n, err, all, len(all), err2)
+	}
+}
+
+// TestReviewMsgpackCanonicalForms: the map canonicalizer keeps every
+// MessagePack form intact (ints of each width, floats, str/bin of each
+// length class, ext/timestamp, big arrays and maps) and gives one byte
+// string for one value.
+func TestReviewMsgpackCanonicalForms(t *testing.T) {
+	type inner struct {
+		M  map[string]string
+		At time.Time
+	}
+	big := make(map[string]any, 70000)
+	for i := range 70000 {
+		big[strconv.Itoa(i)] = i
+	}
+	v := map[string]any{
+		"ints":   []any{int64(1), int64(-1), int64(200), int64(-200), int64(70000), int64(-70000), int64(5e9), int64(-5e9), uint64(1 << 63)},
+		"floats": []any{float32(1.5), 2.5},
+		"strs":   []any{"", strings.Repeat("s", 40), strings.Repeat("s", 300), strings.Repeat("s", 70000)},
+		"bins":   []any{[]byte{}, bytes.Repeat([]byte{1}, 300), bytes.Repeat([]byte{2}, 70000)},
+		"misc":   []any{nil, true, false},
+		"inner":  inner{M: map[string]string{"c": "3", "a": "1", "b": "2"}, At: time.Unix(1700000000, 5)},
+		"big":    big,
+		"arr":    make([]any, 70000),
+	}
+	first, err := MsgpackCodec{}.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		again, err := MsgpackCodec{}.Marshal(v)
+		if err != nil || !bytes.Equal(again, first) {
+			t.Fatalf("second encoding differs (err %v)", err)
+		}
+	}
+	var plain bytes.Buffer
+	enc := msgpack.NewEncoder(&plain)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	var a, b map[string]any
+	if err := msgpack.Unmarshal(first, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := msgpack.Unmarshal(plain.Bytes(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("canonical bytes decode to another value")
+	}
+	for i := 0; i < len(first); i += len(first)/40 + 1 { // a truncation is an error, not a panic
+		if _, err := canonicalMsgpack(first[:i]); err == nil {
+			t.Fatalf("canonicalMsgpack of %d of %d bytes: no error", i, len(first))
+		}
 	}
 }
