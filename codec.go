@@ -121,8 +121,12 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 // Decoding into a Go interface (a Bucket[any], say) yields int64 for every
 // integer (uint64 above math.MaxInt64), float64 for every float, string,
 // bool, []byte, nil, map[string]any (map[any]any for other keys) and []any. Decoding is strict: bytes left over after one
-// value, or a MessagePack nil decoded into a type that cannot be nil (an
-// int64, a string, a struct), are errors rather than a silent zero value.
+// value, a MessagePack nil decoded into a type that cannot be nil (an
+// int64, a string, a struct), or an integer that does not fit the Go
+// integer type it is decoded into, are errors rather than a silent zero or
+// wrapped value. The entries of every map in a value are written sorted by
+// their encoded key bytes, so a value holding a Go map encodes to the same
+// bytes every time.
 //
 // Structs are encoded as maps keyed by field name (or `msgpack` tag), which
 // Jackson reads as a java.util.Map, not as a typed Java object (Jackson
