@@ -292,3 +292,24 @@ func TestReviewMsgpackCanonicalForms(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewTypedNilCodec: WithCodec of a typed nil pointer ((*JSONCodec)
+// (nil)) keeps the default codec like WithCodec(nil), instead of panicking
+// on the first call (the built-in codecs have value receivers).
+func TestReviewTypedNilCodec(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	b := GetBucket[string](c, uniqueName(t, rdb), WithCodec((*JSONCodec)(nil)))
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("Set with WithCodec((*JSONCodec)(nil)) panicked: %v", r)
+		}
+	}()
+	if err := b.Set(ctx, "v"); err != nil {
+		t.Fatalf("Set = %v", err)
+	}
+	if got, ok, err := b.Get(ctx); err != nil || !ok || got != "v" {
+		t.Fatalf("Get = %q, %v, %v; want v", got, ok, err)
+	}
+}
