@@ -33,7 +33,8 @@ type objectOptions struct {
 }
 
 // WithCodec makes an object encode its values with codec instead of the
-// client's default (Options.Codec).
+// client's default (Options.Codec). A nil codec, or a nil pointer to one,
+// keeps the default.
 func WithCodec(codec Codec) ObjectOption {
 	return func(o *objectOptions) { o.codec = codec }
 }
@@ -46,7 +47,7 @@ func (c *Client) objectCodec(opts []ObjectOption) Codec {
 			f(&o)
 		}
 	}
-	if o.codec == nil {
+	if isNil(o.codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
 		return c.opts.Codec
 	}
 	return o.codec
