@@ -45,7 +45,12 @@ func (a *AtomicLong) Name() string { return a.name }
 
 func (a *AtomicLong) check() error { return a.c.checkObject(a.name, a.badName) }
 
-func (a *AtomicLong) wrap(err error) error { return wrapIntKeyErr(atomicKind, a.name, err) }
+func (a *AtomicLong) wrap(err error) error {
+	if err != nil && overflows(err) { // not the semaphore's ErrInvalidPermits
+		return fmt.Errorf("redisson: %s %q: the sum would overflow int64: %w", atomicKind, a.name, err)
+	}
+	return wrapIntKeyErr(atomicKind, a.name, err)
+}
 
 // Get returns the value, 0 when the key does not exist. It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -190,9 +191,14 @@ func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl
 	return n == 1, b.wrap(err)
 }
 
-// ceilMillis returns d in milliseconds, rounded up.
+// ceilMillis returns d (> 0) in milliseconds, rounded up, without the
+// overflow of adding a millisecond first near the largest Duration.
 func ceilMillis(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
 }
 
 // GetAndDelete deletes the bucket and returns its value and true, or the
@@ -253,6 +259,8 @@ func keyTTL(ctx context.Context, rdb redis.UniversalClient, object, key string) 
 		return 0, false, nil
 	case ms < 0:
 		return 0, true, nil
+	case ms > math.MaxInt64/int64(time.Millisecond): // past the largest Duration
+		return time.Duration(math.MaxInt64), true, nil
 	}
 	return time.Duration(ms) * time.Millisecond, true, nil
 }

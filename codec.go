@@ -33,7 +33,8 @@ type objectOptions struct {
 }
 
 // WithCodec makes an object encode its values with codec instead of the
-// client's default (Options.Codec).
+// client's default (Options.Codec). A nil codec, or a nil pointer to one,
+// keeps the default.
 func WithCodec(codec Codec) ObjectOption {
 	return func(o *objectOptions) { o.codec = codec }
 }
@@ -46,7 +47,7 @@ func (c *Client) objectCodec(opts []ObjectOption) Codec {
 			f(&o)
 		}
 	}
-	if o.codec == nil {
+	if isNil(o.codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
 		return c.opts.Codec
 	}
 	return o.codec
@@ -121,8 +122,12 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 // Decoding into a Go interface (a Bucket[any], say) yields int64 for every
 // integer (uint64 above math.MaxInt64), float64 for every float, string,
 // bool, []byte, nil, map[string]any (map[any]any for other keys) and []any. Decoding is strict: bytes left over after one
-// value, or a MessagePack nil decoded into a type that cannot be nil (an
-// int64, a string, a struct), are errors rather than a silent zero value.
+// value, a MessagePack nil decoded into a type that cannot be nil (an
+// int64, a string, a struct), or an integer that does not fit the Go
+// integer type it is decoded into, are errors rather than a silent zero or
+// wrapped value. The entries of every map in a value are written sorted by
+// their encoded key bytes, so a value holding a Go map encodes to the same
+// bytes every time.
 //
 // Structs are encoded as maps keyed by field name (or `msgpack` tag), which
 // Jackson reads as a java.util.Map, not as a typed Java object (Jackson
@@ -142,6 +147,10 @@ func (MsgpackCodec) Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mayHoldMap(reflect.TypeOf(v)) {
+		// Go maps encode in random order: sort them (msgpack_canon.go).
+		return canonicalMsgpack(buf.Bytes())
+	}
 	return buf.Bytes(), nil
 }
 
@@ -152,7 +161,12 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 	r := bytes.NewReader(b)
 	dec := msgpack.GetDecoder()
 	dec.Reset(r) // clears every flag a previous user of the pool set
-	err := dec.Decode(v)
+	var err error
+	if e, ok := plainInteger(v); ok {
+		err = decodeInteger(dec, e)
+	} else {
+		err = dec.Decode(v)
+	}
 	msgpack.PutDecoder(dec)
 	if err == nil && r.Len() > 0 {
 		err = fmt.Errorf("%d bytes left over after one msgpack value", r.Len())
@@ -204,6 +218,72 @@ func widen(v any) any {
 }
 
 const msgpackNil = 0xc0
+
+var (
+	msgpackCustomDecoder = reflect.TypeFor[msgpack.CustomDecoder]()
+	msgpackUnmarshaler   = reflect.TypeFor[msgpack.Unmarshaler]()
+	binaryUnmarshaler    = reflect.TypeFor[encoding.BinaryUnmarshaler]()
+	textUnmarshaler      = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// plainInteger returns the integer p points to when it is of an integer
+// kind the msgpack package decodes itself (no custom decoding method).
+func plainInteger(p any) (reflect.Value, bool) {
+	rv := reflect.ValueOf(p)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return reflect.Value{}, false
+	}
+	switch rv.Elem().Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	default:
+		return reflect.Value{}, false
+	}
+	t := rv.Type()
+	if t.Implements(msgpackCustomDecoder) || t.Implements(msgpackUnmarshaler) ||
+		t.Implements(binaryUnmarshaler) || t.Implements(textUnmarshaler) {
+		return reflect.Value{}, false
+	}
+	return rv.Elem(), true
+}
+
+// decodeInteger decodes one msgpack integer into e, refusing one that does
+// not fit e's type: the msgpack package would wrap it silently (a Java Long
+// 300 read as the int8 44, -1 as the uint64 2^64-1).
+func decodeInteger(dec *msgpack.Decoder, e reflect.Value) error {
+	x, err := dec.DecodeInterface()
+	if err != nil {
+		return err
+	}
+	fits := false
+	switch n := widen(x).(type) {
+	case int64:
+		if e.CanInt() {
+			fits = !e.OverflowInt(n)
+			if fits {
+				e.SetInt(n)
+			}
+		} else if n >= 0 {
+			fits = !e.OverflowUint(uint64(n))
+			if fits {
+				e.SetUint(uint64(n))
+			}
+		}
+	case uint64: // above math.MaxInt64
+		if e.CanUint() {
+			fits = !e.OverflowUint(n)
+			if fits {
+				e.SetUint(n)
+			}
+		}
+	default:
+		return fmt.Errorf("msgpack %T cannot decode into %s", x, e.Type())
+	}
+	if !fits {
+		return fmt.Errorf("msgpack integer %v does not fit %s", x, e.Type())
+	}
+	return nil
+}
 
 // nillable reports whether the value p points to may hold nil (a pointer,
 // interface, map, slice, channel or function). p is a pointer, as given to
@@ -258,6 +338,11 @@ type StringCodec struct{}
 func (StringCodec) Name() string { return "string" }
 
 func (StringCodec) Marshal(v any) ([]byte, error) {
+	if isNil(v) {
+		// A nil pointer has no text, and calling a value-receiver
+		// MarshalText through it (a nil *time.Time) panics.
+		return nil, fmt.Errorf("string codec cannot encode nil %T", v)
+	}
 	switch x := v.(type) {
 	case string:
 		return []byte(x), nil

@@ -69,6 +69,9 @@ func (g *IdGenerator) err(err error) error {
 	if err != nil && strings.Contains(err.Error(), "not positive") {
 		return fmt.Errorf("redisson: %s %q: stored allocation size: %w", idGenKind, g.name, ErrInvalidAllocation)
 	}
+	if err != nil && overflows(err) { // not the semaphore's ErrInvalidPermits
+		return fmt.Errorf("redisson: %s %q: the counter would overflow int64: %w", idGenKind, g.name, err)
+	}
 	return wrapIntKeyErr(idGenKind, g.name, err)
 }
 

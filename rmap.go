@@ -76,6 +76,15 @@ func (m *Map[K, V]) wrap(err error) error { return wrapObjectErr(m.object, err) 
 
 func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
 
+// encodeKey encodes a key; a float key -0 is encoded as 0, the key Go's ==
+// (and so ReadAll's map) takes it to be, so the two never become two fields.
+func (m *Map[K, V]) encodeKey(key K) ([]byte, error) {
+	if rv := reflect.ValueOf(&key).Elem(); rv.CanFloat() && rv.Float() == 0 {
+		rv.SetFloat(0)
+	}
+	return m.encode(key)
+}
+
 // value turns a reply (a bulk string or nil) into (value, present).
 func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 	var zero V
@@ -105,7 +114,7 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 	if err := m.check(); err != nil {
 		return zero, false, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, false, err
 	}
@@ -136,7 +145,7 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 	if err := m.check(); err != nil {
 		return zero, false, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, false, err
 	}
@@ -156,7 +165,7 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
 	if err := m.check(); err != nil {
 		return zero, false, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, false, err
 	}
@@ -170,7 +179,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error) {
 	if err := m.check(); err != nil {
 		return false, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return false, err
 	}
@@ -196,7 +205,7 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
 	}
 	fields := make([]string, len(keys))
 	for i, key := range keys {
-		k, err := m.encode(key)
+		k, err := m.encodeKey(key)
 		if err != nil {
 			return 0, err
 		}
@@ -211,7 +220,7 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
 	if err := m.check(); err != nil {
 		return false, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return false, err
 	}
@@ -257,9 +266,16 @@ func (m *Map[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
 // entry decodes one stored field and value.
 func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 	k, err := decodeValue[K](m.codec, m.object, []byte(field))
+	if err == nil && !reflect.ValueOf(&k).Elem().Comparable() {
+		// A K holding an interface (any) may decode to a slice or a map,
+		// which would panic as a Go map key (ReadAll).
+		err = &codecError{object: m.object, codec: m.codec.Name(), op: "decode",
+			err: fmt.Errorf("key %v is not comparable", k)}
+	}
 	if err != nil {
+		var zero K
 		var v V
-		return k, v, err
+		return zero, v, err
 	}
 	v, err := decodeValue[V](m.codec, m.object, []byte(value))
 	return k, v, err
@@ -301,7 +317,7 @@ func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
 	if err := m.check(); err != nil {
 		return zero, err
 	}
-	k, err := m.encode(key)
+	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, err
 	}

@@ -10,7 +10,8 @@
 --          Double) or 'float32' (float 32, a Float)
 --
 -- Returns the new encoded value (a missing entry counts as 0). A stored value
--- that is not one MessagePack number, or an integer result out of range, is
+-- that is not one MessagePack number, a number of the other kind (a float for
+-- 'int', an integer for a float type), or an integer result out of range, is
 -- an error starting 'REDISSON_CODEC' and nothing changes.
 local cur = redis.call('hget', KEYS[1], ARGV[1])
 local n = 0
@@ -18,6 +19,13 @@ if cur then
     local res = {pcall(cmsgpack.unpack, cur)}
     if not res[1] or #res ~= 2 or type(res[2]) ~= 'number' then
         return redis.error_reply('REDISSON_CODEC stored value is not one msgpack number')
+    end
+    -- The stored number must be of V's kind: an integer for 'int', a float
+    -- 32/64 for the float types; otherwise the sum would silently turn a
+    -- Java Double into an Integer or a Long into a Double.
+    local b = string.byte(cur, 1)
+    if (b == 0xca or b == 0xcb) ~= (ARGV[3] ~= 'int') then
+        return redis.error_reply('REDISSON_CODEC stored number is not of the value type ' .. ARGV[3])
     end
     n = res[2]
 end
