@@ -186,7 +186,8 @@ func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, 
 // of its bits was already set (v, or values sharing its bits, was added
 // before). It returns ErrNotInitialized before TryInit,
 // ErrBloomConfigMismatch when the filter was re-initialised with other
-// parameters, ErrCodec when v does not encode; ErrEmptyName,
+// parameters, ErrNilValue for a nil pointer or interface, ErrCodec when v
+// does not encode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (f *BloomFilter[T]) Add(ctx context.Context, v T) (bool, error) {
 	n, err := f.run(ctx, scriptBloomAdd, []T{v})
@@ -272,7 +273,7 @@ func (f *BloomFilter[T]) run(ctx context.Context, s *script, values []T) (int64,
 // 64-bit arithmetic: position i is (h & MaxInt64) mod size, starting at
 // h = h1 and adding h2 after even i and h1 after odd i.
 func (f *BloomFilter[T]) appendIndexes(dst []any, v T, p *bloomParams) ([]any, error) {
-	b, err := encodeValue(f.codec, f.object, v)
+	b, err := encodeNonNil(f.codec, f.object, v)
 	if err != nil {
 		return dst, err
 	}

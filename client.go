@@ -156,7 +156,7 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 	if v.PubSubMode < PubSubAuto || v.PubSubMode > PubSubPlain {
 		return bad("PubSubMode", v.PubSubMode)
 	}
-	if v.Codec == nil {
+	if isNil(v.Codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
 		v.Codec = MsgpackCodec{}
 	}
 	return v, nil

@@ -313,3 +313,44 @@ func TestReviewTypedNilCodec(t *testing.T) {
 		t.Fatalf("Get = %q, %v, %v; want v", got, ok, err)
 	}
 }
+
+// Options.Codec set to a typed nil pointer falls back to the default codec
+// instead of panicking on the first call.
+func TestReviewTypedNilDefaultCodec(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, &Options{Codec: (*JSONCodec)(nil)})
+	ctx := testCtx(t, time.Minute)
+	b := GetBucket[string](c, uniqueName(t, rdb))
+	if err := b.Set(ctx, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := b.Get(ctx); err != nil || !ok || v != "v" {
+		t.Fatalf("Get = %q, %v, %v", v, ok, err)
+	}
+	if _, ok := c.Options().Codec.(MsgpackCodec); !ok {
+		t.Fatalf("Options().Codec = %T; want the default MsgpackCodec", c.Options().Codec)
+	}
+}
+
+// A nil pointer is refused by BloomFilter.Add and Contains with ErrNilValue,
+// as by Bucket and Map, and sets no bit.
+func TestReviewBloomFilterNilValue(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	f := GetBloomFilter[*string](c, name)
+	if _, err := f.TryInit(ctx, 100, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	before := rdb.Get(ctx, name).Val()
+	if _, err := f.Add(ctx, nil); !errors.Is(err, ErrNilValue) {
+		t.Fatalf("Add(nil) = %v; want ErrNilValue", err)
+	}
+	if _, err := f.Contains(ctx, nil); !errors.Is(err, ErrNilValue) {
+		t.Fatalf("Contains(nil) = %v; want ErrNilValue", err)
+	}
+	if rdb.Get(ctx, name).Val() != before {
+		t.Fatal("Add(nil) changed the bitmap")
+	}
+}
