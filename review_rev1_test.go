@@ -40,3 +40,34 @@ func TestReviewReplicaAckClusterAfterMigration(t *testing.T) {
 		}
 	}
 }
+
+// Review (rev1): the receive loop's back-off is meant to grow to 1s while a
+// connection cannot be re-established ("do not spin meanwhile"), but a
+// sharded connection is replaced after its first back-off and the new
+// connection's loop starts again from 20ms. While a master is down the
+// client replaces (and re-dials, and asks go-redis to reload its slot map)
+// about 50 times a second instead of backing off.
+func TestReviewShardedReplaceBackoff(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t, 2*time.Minute)
+	c := newClient(t, cl.Client(t), &Options{PubSubMode: PubSubSharded})
+	name := "review:backoff:" + t.Name()
+	sub, err := GetShardedTopic[string](c, name).Subscribe(ctx, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	owner := cl.SlotOwner(t, cl.SlotOf(t, name))
+	for _, s := range cl.Servers() {
+		if s.Addr() == owner {
+			s.Kill()
+		}
+	}
+	eventually(t, 10*time.Second, "connection replaced", func() bool { return c.pubsub.replaced.Load() > 0 })
+	before := c.pubsub.replaced.Load()
+	time.Sleep(3 * time.Second)
+	// With the back-off growing 20ms, 40ms, ... up to 1s, 3s allow about 7.
+	if n := c.pubsub.replaced.Load() - before; n > 30 {
+		t.Fatalf("%d connection replacements in 3s while the master is down; want a growing back-off (< 30)", n)
+	}
+}
