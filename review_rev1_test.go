@@ -1,7 +1,12 @@
 package redisson
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"github.com/redis/go-redis/v9"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,5 +74,71 @@ func TestReviewShardedReplaceBackoff(t *testing.T) {
 	// With the back-off growing 20ms, 40ms, ... up to 1s, 3s allow about 7.
 	if n := c.pubsub.replaced.Load() - before; n > 30 {
 		t.Fatalf("%d connection replacements in 3s while the master is down; want a growing back-off (< 30)", n)
+	}
+}
+
+// Review (rev1): send takes wmu while holding p.mu, and holds wmu across
+// the (S)SUBSCRIBE write, which on a new sharded connection includes the
+// dial. While the dial to one unreachable master hangs (a partition that
+// drops SYNs), the next subscriber anywhere blocks on wmu holding p.mu, and
+// with it every waiter, dispatch and subscription of the client, on the
+// healthy masters too: a TryLock with a 300ms wait on a lock of a healthy
+// node does not return until the dial gives up.
+func TestReviewBlockedDialStallsOtherNodes(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t, 2*time.Minute)
+	var blackhole atomic.Value // address whose dials hang
+	blackhole.Store("")
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	rdb := cl.Client(t, func(o *redis.ClusterOptions) {
+		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == blackhole.Load().(string) {
+				select {
+				case <-ctx.Done():
+				case <-time.After(8 * time.Second):
+				}
+				return nil, errors.New("review: blackholed dial timed out")
+			}
+			return dialer.DialContext(ctx, network, addr)
+		}
+	})
+	c := newClient(t, rdb, &Options{PubSubMode: PubSubSharded})
+	holder := newClient(t, cl.Client(t), &Options{PubSubMode: PubSubSharded})
+
+	topic := "review:stall:topic:" + t.Name()
+	nodeA := cl.SlotOwner(t, cl.SlotOf(t, topic))
+	var lockName string
+	for i := 0; ; i++ {
+		lockName = fmt.Sprintf("review:stall:lock:%d:%s", i, t.Name())
+		if cl.SlotOwner(t, cl.SlotOf(t, lockName)) != nodeA {
+			break
+		}
+	}
+	sub, err := GetShardedTopic[string](c, topic).Subscribe(ctx, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	mustTryLock(t, ctx, holder.GetLock(lockName), 0, time.Minute)
+
+	// Node A becomes unreachable for new connections, and c's pub/sub
+	// connection to it breaks: c re-dials it, under wmu.
+	blackhole.Store(nodeA)
+	a := redis.NewClient(&redis.Options{Addr: nodeA})
+	defer a.Close()
+	if err := a.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "connection to A replaced", func() bool { return c.pubsub.replaced.Load() > 0 })
+	time.Sleep(200 * time.Millisecond)
+
+	start := time.Now()
+	ok, err := c.GetLock(lockName).TryLock(ctx, 300*time.Millisecond, time.Minute)
+	took := time.Since(start)
+	if ok || err != nil {
+		t.Fatalf("TryLock on a held lock: %v, %v", ok, err)
+	}
+	if took > 3*time.Second {
+		t.Fatalf("TryLock with a 300ms wait on a healthy node took %v while a dial to %s hung", took, nodeA)
 	}
 }
