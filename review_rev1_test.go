@@ -142,3 +142,89 @@ func TestReviewBlockedDialStallsOtherNodes(t *testing.T) {
 		t.Fatalf("TryLock with a 300ms wait on a healthy node took %v while a dial to %s hung", took, nodeA)
 	}
 }
+
+// Review (rev1): a handler that closes its own subscription, and a handler
+// blocked while the client closes, both end (goleak checks the rest).
+func TestReviewTopicCloseFromHandlerAndClientClose(t *testing.T) {
+	rdb := sharedRedis(t)
+	c, err := New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, time.Minute)
+	topic := GetTopic[int](c, "review:topic:"+t.Name())
+	var self *TopicSubscription
+	selfReady := make(chan struct{})
+	self, err = topic.Subscribe(ctx, func(int) { <-selfReady; self.Close() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(selfReady)
+	release := make(chan struct{})
+	blocked, err := topic.Subscribe(ctx, func(int) { <-release })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, cancel, err := topic.Channel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cancel
+	for i := 0; i < 3; i++ {
+		if _, err := topic.Publish(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-self.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("self-closing subscriber still running")
+	}
+	if v := <-ch; v != 0 {
+		t.Fatalf("Channel got %d; want 0", v)
+	}
+	c.Close()
+	close(release)
+	select {
+	case <-blocked.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked subscriber still running after client Close")
+	}
+	for range ch { // closed after client Close
+	}
+	blocked.Close()
+	cancel()
+}
+
+// Review (rev1): after a server restart, the presence check replaces the
+// connection at most a few times and then leaves it alone.
+func TestReviewPresenceAfterRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, &Options{PubSubHealthCheck: 50 * time.Millisecond})
+	ctx := testCtx(t, time.Minute)
+	name := "review:presence:" + t.Name()
+	topic := GetTopic[string](c, name)
+	ch, cancel, err := topic.Channel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	srv.Restart(t)
+	eventually(t, 15*time.Second, "re-subscribed", func() bool { return rdb.PubSubNumSub(ctx, name).Val()[name] == 1 })
+	time.Sleep(2 * time.Second)
+	before := c.pubsub.replaced.Load()
+	time.Sleep(3 * time.Second)
+	if n := c.pubsub.replaced.Load() - before; n != 0 {
+		t.Fatalf("%d replacements of a healthy connection", n)
+	}
+	t.Logf("replacements over the restart: %d", before)
+	if _, err := topic.Publish(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("message not delivered after restart")
+	}
+}
