@@ -228,3 +228,37 @@ func TestReviewPresenceAfterRestart(t *testing.T) {
 		t.Fatal("message not delivered after restart")
 	}
 }
+
+// Review (rev1): a Topic and the object waiters of a client share one
+// channel entry per channel name, and the entry keeps the wake policy of
+// whoever created it. A topic listening to a lock's channel (to monitor
+// unlocks, say), or a topic subscription still lingering there, creates
+// the entry with no policy: the lock's local waiters then never hear the
+// unlock and wait out their whole wait.
+func TestReviewTopicOnLockChannelDeafensWaiters(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	holder := newClient(t, rdb, nil)
+	name := "review:topic-lock:" + t.Name()
+	monitor, err := GetTopic[string](c, prefixName("redisson_lock__channel", name), WithCodec(StringCodec{})).
+		Subscribe(ctx, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer monitor.Close()
+	hl := holder.GetLock(name)
+	mustTryLock(t, ctx, hl, 0, time.Minute)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = hl.Unlock(ctx)
+	}()
+	start := time.Now()
+	ok, err := c.GetLock(name).TryLock(ctx, 8*time.Second, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the holder unlocked: %v, %v (after %v)", ok, err, time.Since(start))
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Fatalf("waiter woke %v after a release at 500ms", took)
+	}
+}
