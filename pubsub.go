@@ -337,6 +337,11 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 		e.conn = p.connLocked(connKey{sharded: key.sharded, addr: addr})
 		p.entries[key] = e
 	}
+	if e.policy == nil && policy != nil {
+		// Created by a topic (listening, or lingering): the object's
+		// waiters still need their messages interpreted.
+		e.policy = policy
+	}
 	sub := e.join(p)
 	if l != nil {
 		sub.l = l
