@@ -122,6 +122,7 @@ type pubsubService struct {
 	mu       sync.Mutex
 	wmu      sync.Mutex // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
 	conns    map[connKey]*psConn
+	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
 	entries  map[chanKey]*channelEntry
 	closed   bool
 	closing  chan struct{} // closed by close
@@ -181,6 +182,7 @@ func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, li
 		health:   health,
 		linger:   linger,
 		conns:    make(map[connKey]*psConn),
+		backoffs: make(map[connKey]time.Duration),
 		entries:  make(map[chanKey]*channelEntry),
 		closing:  make(chan struct{}),
 	}
@@ -674,7 +676,9 @@ func (e *channelEntry) wakeNow(n int) {
 func (p *pubsubService) receive(c *psConn) {
 	defer p.loops.Done()
 	ctx := context.Background()
-	backoff := time.Duration(0)
+	p.mu.Lock()
+	backoff := p.backoffs[c.key] // a replaced connection's, so that failing replacements back off too
+	p.mu.Unlock()
 	var pinged time.Time // when an unanswered ping was sent
 	lastCheck := time.Now()
 	for {
@@ -711,6 +715,9 @@ func (p *pubsubService) receive(c *psConn) {
 				if c.key.sharded {
 					// See pubsubService: sharded connections are replaced,
 					// their channels re-routed to the nodes serving them now.
+					p.mu.Lock()
+					p.backoffs[c.key] = backoff
+					p.mu.Unlock()
 					p.replace(c)
 					return
 				}
@@ -727,6 +734,11 @@ func (p *pubsubService) receive(c *psConn) {
 				_ = c.ps.Ping(ctx)
 			}
 			continue
+		}
+		if backoff != 0 {
+			p.mu.Lock()
+			delete(p.backoffs, c.key)
+			p.mu.Unlock()
 		}
 		backoff, pinged = 0, time.Time{}
 		p.dispatch(c, msg)
