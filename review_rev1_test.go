@@ -44,6 +44,26 @@ func TestReviewReplicaAckClusterAfterMigration(t *testing.T) {
 			t.Fatalf("attempt %d after migrating slot %d from %s to %s: %v, %v; want ErrNotReplicated", i, slot, from, to, ok, err)
 		}
 	}
+	// Mid-migration (finished 500ms later, within run's retry window):
+	// the lock's keys do not exist on the source, which answers ASK, and
+	// the target answers TRYAGAIN until the migration ends.
+	m := cl.BeginSlotMigration(t, slot, from)
+	type result struct {
+		ok  bool
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ok, err := l.TryLock(ctx, 0, time.Minute)
+		res <- result{ok, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	m.Finish(t)
+	r := <-res
+	ok, err := r.ok, r.err
+	if ok || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("during the migration of slot %d back to %s: %v, %v; want ErrNotReplicated", slot, from, ok, err)
+	}
 }
 
 // Review (rev1): the receive loop's back-off is meant to grow to 1s while a
