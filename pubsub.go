@@ -59,6 +59,10 @@ type psConn struct {
 	key     connKey
 	ps      *redis.PubSub
 	started bool // its receive loop runs; guarded by pubsubService.mu
+	// writes waiting to be sent, in the order decided, and whether a
+	// goroutine is sending them; guarded by pubsubService.mu. See send.
+	queue   []func()
+	writing bool
 	retired bool // replaced: its loop returns at its next read
 
 	// The presence channel (single node or Sentinel only), guarded by
@@ -120,7 +124,6 @@ type pubsubService struct {
 	health   time.Duration // idle time after which a connection is pinged
 	linger   time.Duration // how long an unused channel stays subscribed
 	mu       sync.Mutex
-	wmu      sync.Mutex // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
 	conns    map[connKey]*psConn
 	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
 	entries  map[chanKey]*channelEntry
@@ -287,19 +290,6 @@ func (p *pubsubService) connLocked(key connKey) *psConn {
 	return c
 }
 
-// start starts the receive loop of c once its first subscription was
-// written: a read before would connect to a random node.
-func (p *pubsubService) start(c *psConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || c.started || c.retired {
-		return
-	}
-	c.started = true
-	p.loops.Add(1)
-	go p.receive(c)
-}
-
 // subscription is one local waiter's share of a channel subscription.
 type subscription struct {
 	p     *pubsubService
@@ -358,8 +348,7 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	// waits are bounded meanwhile.
 	c := e.conn
 	channels := append(p.presenceLocked(c), key.name)
-	p.send(func() { c.subscribe(channels...) })
-	p.start(c)
+	p.send(c, func() { c.subscribe(channels...) })
 	return sub, nil
 }
 
@@ -411,17 +400,37 @@ func (e *channelEntry) join(p *pubsubService) *subscription {
 	return &subscription{p: p, e: e, seq: e.seq}
 }
 
-// send runs write after releasing p.mu, in the order in which the
-// decisions to write were taken under p.mu, unless the service closed.
-// Caller holds p.mu.
-func (p *pubsubService) send(write func()) {
-	closed := p.closed
-	p.wmu.Lock()
-	p.mu.Unlock()
-	defer p.wmu.Unlock()
-	if !closed {
-		write()
+// send queues write on connection c and releases p.mu. Writes on one
+// connection are sent in the order in which the decisions to write were
+// taken under p.mu, by one goroutine at a time (the first caller that finds
+// none sending), which starts c's receive loop after the first of them: a
+// read before would connect to a random node. No lock is held while a write
+// runs, so a write that hangs (dialing an unreachable node) delays only the
+// later writes of its own connection. Writes queued after the service
+// closed are not sent. Caller holds p.mu.
+func (p *pubsubService) send(c *psConn, write func()) {
+	c.queue = append(c.queue, write)
+	if c.writing {
+		p.mu.Unlock()
+		return
 	}
+	c.writing = true
+	for len(c.queue) > 0 && !p.closed {
+		w := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		p.mu.Unlock()
+		w()
+		p.mu.Lock()
+		if !p.closed && !c.started && !c.retired {
+			c.started = true
+			p.loops.Add(1)
+			go p.receive(c)
+		}
+	}
+	c.queue = nil
+	c.writing = false
+	p.mu.Unlock()
 }
 
 // waiting describes the subscriber for an attempt; a nil subscription is
@@ -584,7 +593,7 @@ func (p *pubsubService) drop(e *channelEntry) {
 		e.idle = nil
 	}
 	c := e.conn
-	p.send(func() { c.unsubscribe(e.key.name) })
+	p.send(c, func() { c.unsubscribe(e.key.name) })
 }
 
 func (e *channelEntry) remove(w *waiter) bool {
@@ -798,8 +807,7 @@ func (p *pubsubService) reroute(e *channelEntry) {
 	e.conn = c
 	e.asked = time.Now()
 	channels := append(p.presenceLocked(c), e.key.name)
-	p.send(func() { c.subscribe(channels...) })
-	p.start(c)
+	p.send(c, func() { c.subscribe(channels...) })
 }
 
 // presenceLocked returns the presence channel if c must still subscribe it
