@@ -282,3 +282,48 @@ func TestReviewTopicOnLockChannelDeafensWaiters(t *testing.T) {
 		t.Fatalf("waiter woke %v after a release at 500ms", took)
 	}
 }
+
+// Review (rev1): after a slot migration, the old node's unasked
+// sunsubscribe re-routes the channel with go-redis's slot map, which
+// nothing refreshed: it names the old node again, whose SSUBSCRIBE answer
+// is a MOVED error, and that error replaces the whole connection, every
+// other channel of that node re-subscribed (and all their waiters woken).
+func TestReviewSunsubscribeRerouteStaleMap(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t, time.Minute)
+	rdb := cl.Client(t)
+	c := newClient(t, cl.Client(t), &Options{PubSubMode: PubSubSharded, PubSubHealthCheck: 200 * time.Millisecond})
+	moving := "review:sunsub:moving:" + t.Name()
+	from := cl.SlotOwner(t, cl.SlotOf(t, moving))
+	var staying string
+	for i := 0; ; i++ {
+		staying = fmt.Sprintf("review:sunsub:staying:%d:%s", i, t.Name())
+		if cl.SlotOf(t, staying) != cl.SlotOf(t, moving) && cl.SlotOwner(t, cl.SlotOf(t, staying)) == from {
+			break
+		}
+	}
+	for _, name := range []string{moving, staying} {
+		s, err := GetShardedTopic[string](c, name).Subscribe(ctx, func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+	}
+	var to string
+	for _, m := range cl.Masters(t) {
+		if m != from {
+			to = m
+			break
+		}
+	}
+	cl.MigrateSlot(t, cl.SlotOf(t, moving), to)
+	dst := redis.NewClient(&redis.Options{Addr: to})
+	defer dst.Close()
+	eventually(t, 20*time.Second, "channel subscribed on the new node", func() bool {
+		return dst.PubSubShardNumSub(ctx, moving).Val()[moving] == 1
+	})
+	_ = rdb
+	if n := c.pubsub.replaced.Load(); n != 0 {
+		t.Fatalf("%d connections replaced to re-route one channel after a migration; want 0", n)
+	}
+}
