@@ -781,17 +781,21 @@ func (p *pubsubService) replace(c *psConn) {
 	p.mu.Unlock()
 	_ = c.ps.Close()
 	for _, e := range moved {
-		p.reroute(e)
+		p.reroute(e, "")
 	}
 }
 
 // reroute subscribes entry e again, on the connection its channel belongs
 // to now. A lookup that fails leaves e unconfirmed on a connection chosen
 // as best as possible; resubscribeUnconfirmed and later errors retry.
-func (p *pubsubService) reroute(e *channelEntry) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.health)
-	addr, err := p.nodeOf(ctx, e.key)
-	cancel()
+//
+// away names the node that just unsubscribed e's channel (its slot left
+// it), "" otherwise: go-redis's slot map, which nothing refreshed yet,
+// would name it again, and its MOVED answer would cost the replacement of
+// the whole connection. The map is reloaded until it names another node,
+// for up to p.health.
+func (p *pubsubService) reroute(e *channelEntry, away string) {
+	addr, err := p.nodeAway(e.key, away)
 	p.mu.Lock()
 	if p.closed || p.entries[e.key] != e {
 		p.mu.Unlock()
@@ -808,6 +812,26 @@ func (p *pubsubService) reroute(e *channelEntry) {
 	e.asked = time.Now()
 	channels := append(p.presenceLocked(c), e.key.name)
 	p.send(c, func() { c.subscribe(channels...) })
+}
+
+// nodeAway is nodeOf, reloading the cluster's slot map while it still
+// names away, for up to p.health.
+func (p *pubsubService) nodeAway(key chanKey, away string) (string, error) {
+	deadline := time.Now().Add(p.health)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), p.health)
+		addr, err := p.nodeOf(ctx, key)
+		cancel()
+		if err != nil || away == "" || addr != away || p.cluster == nil || time.Now().After(deadline) {
+			return addr, err
+		}
+		p.cluster.ReloadState(context.Background())
+		select {
+		case <-p.closing:
+			return addr, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // presenceLocked returns the presence channel if c must still subscribe it
@@ -859,7 +883,7 @@ func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
 	}
 	p.mu.Unlock()
 	for _, e := range late {
-		p.reroute(e)
+		p.reroute(e, "")
 	}
 }
 
@@ -898,7 +922,13 @@ func (p *pubsubService) dispatch(c *psConn, msg any) {
 			// earlier drop of the same channel, not news.
 			if e.confirmed {
 				e.asked = time.Now()
-				go p.reroute(e)
+				if !p.closed {
+					p.loops.Add(1)
+					go func() {
+						defer p.loops.Done()
+						p.reroute(e, c.key.addr)
+					}()
+				}
 			}
 		case "subscribe", "ssubscribe":
 			if e.confirmed {
