@@ -327,3 +327,27 @@ func TestReviewSunsubscribeRerouteStaleMap(t *testing.T) {
 		t.Fatalf("%d connections replaced to re-route one channel after a migration; want 0", n)
 	}
 }
+
+// Review (rev1): a RedLock round cut by its context leaves none of the
+// locks it took held.
+func TestReviewRedLockContextEndsMidRound(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	other := newClient(t, rdb, nil)
+	base := "review:redlock:" + t.Name()
+	mustTryLock(t, ctx, other.GetLock(base+":2"), 0, time.Minute)
+	locks := []*Lock{c.GetLock(base + ":0"), c.GetLock(base + ":1"), c.GetLock(base + ":2")}
+	rl := NewRedLock(locks...)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	ok, err := rl.TryLock(short, 10*time.Second, time.Minute)
+	if ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TryLock = %v, %v; want false, DeadlineExceeded", ok, err)
+	}
+	for _, l := range locks[:2] {
+		if held, err := l.IsLocked(ctx); err != nil || held {
+			t.Fatalf("%s left held (%v, %v) after the round was cut", l.Name(), held, err)
+		}
+	}
+}
