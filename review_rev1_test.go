@@ -351,3 +351,41 @@ func TestReviewRedLockContextEndsMidRound(t *testing.T) {
 		}
 	}
 }
+
+// Review (rev1): on NOSCRIPT the script is now loaded on every master, and
+// the call fails if any master fails the SCRIPT LOAD, even one that has
+// nothing to do with the call (down, its slots not covered). With
+// cluster-require-full-coverage no, the healthy masters keep serving their
+// slots; a lock there must still work after its node lost its scripts.
+func TestReviewScriptLoadIgnoresUnrelatedDeadMaster(t *testing.T) {
+	cl := redistest.StartClusterWith(t, 3, 0, []string{"--cluster-require-full-coverage", "no"})
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, cl.Client(t), nil)
+	name := "review:noscript:" + t.Name()
+	owner := cl.SlotOwner(t, cl.SlotOf(t, name))
+	var dead string
+	for _, m := range cl.Masters(t) {
+		if m != owner {
+			dead = m
+			break
+		}
+	}
+	for _, s := range cl.Servers() {
+		if s.Addr() == dead {
+			s.Kill()
+		}
+	}
+	o := redis.NewClient(&redis.Options{Addr: owner})
+	defer o.Close()
+	if err := o.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := c.GetLock(name)
+	ok, err := l.TryLock(ctx, 0, time.Minute)
+	if !ok || err != nil {
+		t.Fatalf("TryLock on %s (healthy, scripts flushed) with %s down: %v, %v; want true, nil", owner, dead, ok, err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
