@@ -208,12 +208,37 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 	c.mu.Lock()
 	c.loads++
 	c.mu.Unlock()
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			return node.ScriptLoad(ctx, s.src).Err()
-		})
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok {
+		return c.rdb.ScriptLoad(ctx, s.src).Err()
 	}
-	return c.rdb.ScriptLoad(ctx, s.src).Err()
+	// Only the load on the node serving keys decides: a master that is
+	// down or unreachable does not fail calls that do not go to it.
+	addr := ""
+	if len(keys) > 0 {
+		if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
+			addr = node.Options().Addr
+		}
+	}
+	var mu sync.Mutex
+	var keyErr, anyErr error
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		if err := node.ScriptLoad(ctx, s.src).Err(); err != nil {
+			mu.Lock()
+			if node.Options().Addr == addr {
+				keyErr = err
+			}
+			if anyErr == nil {
+				anyErr = err
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	if addr == "" {
+		return anyErr
+	}
+	return keyErr
 }
 
 // call is one script invocation inside a pipeline.
