@@ -59,6 +59,10 @@ type psConn struct {
 	key     connKey
 	ps      *redis.PubSub
 	started bool // its receive loop runs; guarded by pubsubService.mu
+	// writes waiting to be sent, in the order decided, and whether a
+	// goroutine is sending them; guarded by pubsubService.mu. See send.
+	queue   []func()
+	writing bool
 	retired bool // replaced: its loop returns at its next read
 
 	// The presence channel (single node or Sentinel only), guarded by
@@ -120,8 +124,8 @@ type pubsubService struct {
 	health   time.Duration // idle time after which a connection is pinged
 	linger   time.Duration // how long an unused channel stays subscribed
 	mu       sync.Mutex
-	wmu      sync.Mutex // orders SUBSCRIBE/UNSUBSCRIBE writes; taken before mu is released
 	conns    map[connKey]*psConn
+	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
 	entries  map[chanKey]*channelEntry
 	closed   bool
 	closing  chan struct{} // closed by close
@@ -181,6 +185,7 @@ func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, li
 		health:   health,
 		linger:   linger,
 		conns:    make(map[connKey]*psConn),
+		backoffs: make(map[connKey]time.Duration),
 		entries:  make(map[chanKey]*channelEntry),
 		closing:  make(chan struct{}),
 	}
@@ -285,19 +290,6 @@ func (p *pubsubService) connLocked(key connKey) *psConn {
 	return c
 }
 
-// start starts the receive loop of c once its first subscription was
-// written: a read before would connect to a random node.
-func (p *pubsubService) start(c *psConn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || c.started || c.retired {
-		return
-	}
-	c.started = true
-	p.loops.Add(1)
-	go p.receive(c)
-}
-
 // subscription is one local waiter's share of a channel subscription.
 type subscription struct {
 	p     *pubsubService
@@ -337,6 +329,11 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 		e.conn = p.connLocked(connKey{sharded: key.sharded, addr: addr})
 		p.entries[key] = e
 	}
+	if e.policy == nil && policy != nil {
+		// Created by a topic (listening, or lingering): the object's
+		// waiters still need their messages interpreted.
+		e.policy = policy
+	}
 	sub := e.join(p)
 	if l != nil {
 		sub.l = l
@@ -351,8 +348,7 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	// waits are bounded meanwhile.
 	c := e.conn
 	channels := append(p.presenceLocked(c), key.name)
-	p.send(func() { c.subscribe(channels...) })
-	p.start(c)
+	p.send(c, func() { c.subscribe(channels...) })
 	return sub, nil
 }
 
@@ -404,17 +400,37 @@ func (e *channelEntry) join(p *pubsubService) *subscription {
 	return &subscription{p: p, e: e, seq: e.seq}
 }
 
-// send runs write after releasing p.mu, in the order in which the
-// decisions to write were taken under p.mu, unless the service closed.
-// Caller holds p.mu.
-func (p *pubsubService) send(write func()) {
-	closed := p.closed
-	p.wmu.Lock()
-	p.mu.Unlock()
-	defer p.wmu.Unlock()
-	if !closed {
-		write()
+// send queues write on connection c and releases p.mu. Writes on one
+// connection are sent in the order in which the decisions to write were
+// taken under p.mu, by one goroutine at a time (the first caller that finds
+// none sending), which starts c's receive loop after the first of them: a
+// read before would connect to a random node. No lock is held while a write
+// runs, so a write that hangs (dialing an unreachable node) delays only the
+// later writes of its own connection. Writes queued after the service
+// closed are not sent. Caller holds p.mu.
+func (p *pubsubService) send(c *psConn, write func()) {
+	c.queue = append(c.queue, write)
+	if c.writing {
+		p.mu.Unlock()
+		return
 	}
+	c.writing = true
+	for len(c.queue) > 0 && !p.closed {
+		w := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		p.mu.Unlock()
+		w()
+		p.mu.Lock()
+		if !p.closed && !c.started && !c.retired {
+			c.started = true
+			p.loops.Add(1)
+			go p.receive(c)
+		}
+	}
+	c.queue = nil
+	c.writing = false
+	p.mu.Unlock()
 }
 
 // waiting describes the subscriber for an attempt; a nil subscription is
@@ -577,7 +593,7 @@ func (p *pubsubService) drop(e *channelEntry) {
 		e.idle = nil
 	}
 	c := e.conn
-	p.send(func() { c.unsubscribe(e.key.name) })
+	p.send(c, func() { c.unsubscribe(e.key.name) })
 }
 
 func (e *channelEntry) remove(w *waiter) bool {
@@ -669,7 +685,9 @@ func (e *channelEntry) wakeNow(n int) {
 func (p *pubsubService) receive(c *psConn) {
 	defer p.loops.Done()
 	ctx := context.Background()
-	backoff := time.Duration(0)
+	p.mu.Lock()
+	backoff := p.backoffs[c.key] // a replaced connection's, so that failing replacements back off too
+	p.mu.Unlock()
 	var pinged time.Time // when an unanswered ping was sent
 	lastCheck := time.Now()
 	for {
@@ -706,6 +724,9 @@ func (p *pubsubService) receive(c *psConn) {
 				if c.key.sharded {
 					// See pubsubService: sharded connections are replaced,
 					// their channels re-routed to the nodes serving them now.
+					p.mu.Lock()
+					p.backoffs[c.key] = backoff
+					p.mu.Unlock()
 					p.replace(c)
 					return
 				}
@@ -722,6 +743,11 @@ func (p *pubsubService) receive(c *psConn) {
 				_ = c.ps.Ping(ctx)
 			}
 			continue
+		}
+		if backoff != 0 {
+			p.mu.Lock()
+			delete(p.backoffs, c.key)
+			p.mu.Unlock()
 		}
 		backoff, pinged = 0, time.Time{}
 		p.dispatch(c, msg)
@@ -755,17 +781,21 @@ func (p *pubsubService) replace(c *psConn) {
 	p.mu.Unlock()
 	_ = c.ps.Close()
 	for _, e := range moved {
-		p.reroute(e)
+		p.reroute(e, "")
 	}
 }
 
 // reroute subscribes entry e again, on the connection its channel belongs
 // to now. A lookup that fails leaves e unconfirmed on a connection chosen
 // as best as possible; resubscribeUnconfirmed and later errors retry.
-func (p *pubsubService) reroute(e *channelEntry) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.health)
-	addr, err := p.nodeOf(ctx, e.key)
-	cancel()
+//
+// away names the node that just unsubscribed e's channel (its slot left
+// it), "" otherwise: go-redis's slot map, which nothing refreshed yet,
+// would name it again, and its MOVED answer would cost the replacement of
+// the whole connection. The map is reloaded until it names another node,
+// for up to p.health.
+func (p *pubsubService) reroute(e *channelEntry, away string) {
+	addr, err := p.nodeAway(e.key, away)
 	p.mu.Lock()
 	if p.closed || p.entries[e.key] != e {
 		p.mu.Unlock()
@@ -781,8 +811,27 @@ func (p *pubsubService) reroute(e *channelEntry) {
 	e.conn = c
 	e.asked = time.Now()
 	channels := append(p.presenceLocked(c), e.key.name)
-	p.send(func() { c.subscribe(channels...) })
-	p.start(c)
+	p.send(c, func() { c.subscribe(channels...) })
+}
+
+// nodeAway is nodeOf, reloading the cluster's slot map while it still
+// names away, for up to p.health.
+func (p *pubsubService) nodeAway(key chanKey, away string) (string, error) {
+	deadline := time.Now().Add(p.health)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), p.health)
+		addr, err := p.nodeOf(ctx, key)
+		cancel()
+		if err != nil || away == "" || addr != away || p.cluster == nil || time.Now().After(deadline) {
+			return addr, err
+		}
+		p.cluster.ReloadState(context.Background())
+		select {
+		case <-p.closing:
+			return addr, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // presenceLocked returns the presence channel if c must still subscribe it
@@ -834,7 +883,7 @@ func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
 	}
 	p.mu.Unlock()
 	for _, e := range late {
-		p.reroute(e)
+		p.reroute(e, "")
 	}
 }
 
@@ -873,7 +922,13 @@ func (p *pubsubService) dispatch(c *psConn, msg any) {
 			// earlier drop of the same channel, not news.
 			if e.confirmed {
 				e.asked = time.Now()
-				go p.reroute(e)
+				if !p.closed {
+					p.loops.Add(1)
+					go func() {
+						defer p.loops.Done()
+						p.reroute(e, c.key.addr)
+					}()
+				}
 			}
 		case "subscribe", "ssubscribe":
 			if e.confirmed {

@@ -109,10 +109,15 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 // runWait calls s like run, followed in the same pipeline (on the same
 // connection, so that WAIT covers the script's writes) by WAIT replicas
 // timeout. It returns the script's result and how many replicas
-// acknowledged (0 when the WAIT did not run).
+// acknowledged (0 when the WAIT did not run). On Cluster the pipeline goes
+// to the key's master directly, so the redirections go-redis would follow
+// are followed here: MOVED and ASK to the node they name (ASK with ASKING in
+// the same pipeline), TRYAGAIN after a short back-off, within
+// slotRetryWindow, as run does.
 func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replicas int, timeout time.Duration, args ...any) (*redis.Cmd, int64) {
 	var target redis.Cmdable = c.rdb
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok && len(keys) > 0 {
+	cc, _ := c.rdb.(*redis.ClusterClient)
+	if cc != nil && len(keys) > 0 {
 		node, err := cc.MasterForKey(ctx, keys[0])
 		if err != nil {
 			cmd := redis.NewCmd(ctx)
@@ -120,9 +125,15 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 			return cmd, 0
 		}
 		target = node
+	} else {
+		cc = nil
 	}
+	asking := false
 	send := func() (*redis.Cmd, *redis.IntCmd) {
 		pipe := target.Pipeline()
+		if asking {
+			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
+		}
 		cmd := pipe.EvalSha(ctx, s.sha, keys, args...)
 		wait := redis.NewIntCmd(ctx, "wait", replicas, timeout.Milliseconds())
 		_ = pipe.Process(ctx, wait)
@@ -130,14 +141,63 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 		return cmd, wait
 	}
 	cmd, wait := send()
-	if isNoScript(cmd.Err()) {
-		if err := c.load(ctx, s, keys); err != nil {
-			cmd.SetErr(err)
-			return cmd, 0
+	deadline := time.Now().Add(slotRetryWindow)
+	backoff := 5 * time.Millisecond
+	loaded, redirects := false, 0
+	for {
+		err := cmd.Err()
+		switch {
+		case isNoScript(err) && !loaded:
+			if err := c.load(ctx, s, keys); err != nil {
+				cmd.SetErr(err)
+				return cmd, 0
+			}
+			loaded = true
+		case cc != nil && isMigrating(err) && time.Now().Before(deadline):
+			node, ask := redirectNode(ctx, cc, err)
+			if node != nil && redirects < 3 {
+				redirects++
+				target, asking = node, ask
+				break
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return cmd, 0
+			case <-t.C:
+			}
+			backoff = min(2*backoff, 100*time.Millisecond)
+			redirects, asking = 0, false
+		default:
+			return cmd, wait.Val()
 		}
 		cmd, wait = send()
 	}
-	return cmd, wait.Val()
+}
+
+// redirectNode returns the node a MOVED or ASK refusal names, if the
+// cluster client knows it, and whether it was an ASK. A MOVED also has
+// go-redis refresh its slot map for later calls.
+func redirectNode(ctx context.Context, cc *redis.ClusterClient, err error) (*redis.Client, bool) {
+	f := strings.Fields(err.Error())
+	if len(f) != 3 || (f[0] != "MOVED" && f[0] != "ASK") {
+		return nil, false
+	}
+	if f[0] == "MOVED" {
+		cc.ReloadState(ctx)
+	}
+	var mu sync.Mutex
+	var found *redis.Client
+	_ = cc.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+		if n.Options().Addr == f[2] {
+			mu.Lock()
+			found = n
+			mu.Unlock()
+		}
+		return nil
+	})
+	return found, f[0] == "ASK"
 }
 
 // load loads s where it is missing. On Cluster it loads it on every master:
@@ -148,12 +208,37 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 	c.mu.Lock()
 	c.loads++
 	c.mu.Unlock()
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-			return node.ScriptLoad(ctx, s.src).Err()
-		})
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok {
+		return c.rdb.ScriptLoad(ctx, s.src).Err()
 	}
-	return c.rdb.ScriptLoad(ctx, s.src).Err()
+	// Only the load on the node serving keys decides: a master that is
+	// down or unreachable does not fail calls that do not go to it.
+	addr := ""
+	if len(keys) > 0 {
+		if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
+			addr = node.Options().Addr
+		}
+	}
+	var mu sync.Mutex
+	var keyErr, anyErr error
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		if err := node.ScriptLoad(ctx, s.src).Err(); err != nil {
+			mu.Lock()
+			if node.Options().Addr == addr {
+				keyErr = err
+			}
+			if anyErr == nil {
+				anyErr = err
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	if addr == "" {
+		return anyErr
+	}
+	return keyErr
 }
 
 // call is one script invocation inside a pipeline.
