@@ -71,6 +71,7 @@ func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			cmd.SetErr(ctx.Err()) // the caller's context ended, not the migration
 			return cmd
 		case <-t.C:
 		}
@@ -164,6 +165,7 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 			select {
 			case <-ctx.Done():
 				t.Stop()
+				cmd.SetErr(ctx.Err())
 				return cmd, 0
 			case <-t.C:
 			}
