@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -333,4 +334,34 @@ func TestClusterLatchesDeleted(t *testing.T) {
 		})
 		return left.Load() == 0
 	})
+}
+
+// A probe of the pub/sub mode that fails for a transient reason (here: no
+// node reachable) is reported to the waiter and not remembered, so that a
+// waiter never subscribes plain on a cluster whose publishers, once the
+// probe succeeds, publish sharded.
+func TestClusterProbeFailureNotRemembered(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there any more
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rdb.Close() })
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := c.pubsub.subscribe(ctx, "redisson_lock__channel:{probe}", lockWakePolicy); err == nil {
+		t.Fatal("subscribe with an unreachable cluster succeeded; want the probe's error")
+	}
+	if c.pubsub.sharded.Load() != 0 {
+		t.Fatalf("a failed probe was remembered as mode %d", c.pubsub.sharded.Load())
+	}
+	if c.pubsub.channels() != 0 {
+		t.Fatal("a channel was subscribed after the probe failed")
+	}
+	ok, err := c.GetLock("probe").TryLock(ctx, 100*time.Millisecond, time.Second)
+	if ok || err == nil {
+		t.Fatalf("TryLock on an unreachable cluster = %v, %v; want an error", ok, err)
+	}
 }

@@ -192,15 +192,16 @@ func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, li
 }
 
 // objectsSharded reports whether object channels use sharded pub/sub,
-// probing the cluster once in PubSubAuto mode. A failed probe is not
-// remembered: the next call probes again, and until then plain pub/sub is
-// used (waits are bounded by leases, so a missed message only delays).
-func (p *pubsubService) objectsSharded(ctx context.Context) bool {
+// probing the cluster once in PubSubAuto mode. A probe that fails for a
+// transient reason (network, timeout, the context) is not remembered and
+// returns its error: a waiter must not subscribe plain while the channel's
+// publishers, once the probe succeeds, publish sharded.
+func (p *pubsubService) objectsSharded(ctx context.Context) (bool, error) {
 	switch p.sharded.Load() {
 	case 1:
-		return false
+		return false, nil
 	case 2:
-		return true
+		return true, nil
 	}
 	sharded := false
 	switch {
@@ -210,7 +211,7 @@ func (p *pubsubService) objectsSharded(ctx context.Context) bool {
 	default:
 		err := p.cluster.Do(ctx, "pubsub", "shardnumsub").Err()
 		if err != nil && ctx.Err() != nil || isTransient(err) {
-			return false
+			return false, err
 		}
 		sharded = err == nil
 	}
@@ -219,7 +220,7 @@ func (p *pubsubService) objectsSharded(ctx context.Context) bool {
 	} else {
 		p.sharded.Store(1)
 	}
-	return sharded
+	return sharded, nil
 }
 
 // isTransient reports an error that says nothing about the server's
@@ -233,9 +234,10 @@ func isTransient(err error) bool {
 }
 
 // publishArg is the publish command object scripts must use: "spublish"
-// when object channels are sharded, "publish" otherwise.
+// when object channels are sharded, "publish" otherwise (also while the
+// probe fails: the script call then most likely fails the same way).
 func (p *pubsubService) publishArg(ctx context.Context) any {
-	if p.objectsSharded(ctx) {
+	if sharded, _ := p.objectsSharded(ctx); sharded {
 		return "spublish"
 	}
 	return "publish"
@@ -303,7 +305,11 @@ type subscription struct {
 // this client listens to it yet. It does not wait for Redis to confirm: see
 // ready.
 func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wakePolicy) (*subscription, error) {
-	key := chanKey{name: channel, sharded: p.objectsSharded(ctx)}
+	sharded, err := p.objectsSharded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := chanKey{name: channel, sharded: sharded}
 	if _, ok := p.plain.Load(channel); ok {
 		key.sharded = false
 	}
