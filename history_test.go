@@ -133,18 +133,6 @@ func (w *workload) semLoop(ctx context.Context, c *Client, id string) {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // checkLockHistory runs the direct checks and, when linearizable is set,
 // porcupine on ops, and returns the number of violations found (each is
 // reported with t.Error).

@@ -67,17 +67,25 @@ func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any
 	}
 	deadline := time.Now().Add(slotRetryWindow)
 	for backoff := 5 * time.Millisecond; isMigrating(cmd.Err()) && time.Now().Before(deadline); backoff = min(2*backoff, 100*time.Millisecond) {
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, backoff) {
 			cmd.SetErr(ctx.Err()) // the caller's context ended, not the migration
 			return cmd
-		case <-t.C:
 		}
 		cmd = c.runOnce(ctx, s, keys, args...)
 	}
 	return cmd
+}
+
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // slotRetryWindow bounds how long a call refused during a slot migration
@@ -161,13 +169,9 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 				target, asking = node, ask
 				break
 			}
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleepCtx(ctx, backoff) {
 				cmd.SetErr(ctx.Err())
 				return cmd, 0
-			case <-t.C:
 			}
 			backoff = min(2*backoff, 100*time.Millisecond)
 			redirects, asking = 0, false
