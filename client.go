@@ -205,6 +205,7 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
+	topo     topology
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	closed   atomic.Bool
@@ -225,16 +226,18 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &scripts{rdb: rdb}
+	topo := topologyOf(rdb)
+	s := &scripts{rdb: rdb, topo: topo}
 	id := uuid.NewString()
 	return &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
 		scripts:        s,
-		pubsub:         newPubSub(rdb, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
-		watchdog:       newWatchdog(s, o.WatchdogTimeout, o.WatchdogBatchSize),
-		janitor:        newJanitor(rdb, time.Second),
+		topo:           topo,
+		pubsub:         newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
+		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize),
+		janitor:        newJanitor(rdb, topo, time.Second),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
 }
@@ -281,7 +284,7 @@ func (c *Client) checkObject(name string, badName error) error {
 // otherwise. Redisson's key naming keeps an object's keys together only for
 // names without braces or with a complete hash tag.
 func (c *Client) nameError(kind, name string, keys ...string) error {
-	if !c.watchdog.cluster || !strings.Contains(name, "{") {
+	if !c.topo.isCluster() || !strings.Contains(name, "{") {
 		return nil
 	}
 	for _, k := range keys {
@@ -302,9 +305,4 @@ func (c *Client) newRequest() string {
 	return strconv.FormatUint(c.requests.Add(1), 10)
 }
 
-func (c *Client) slot(key string) int {
-	if c.watchdog.cluster {
-		return hashSlot(key)
-	}
-	return 0
-}
+func (c *Client) slot(key string) int { return c.topo.slot(key) }

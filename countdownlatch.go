@@ -59,7 +59,7 @@ func (c *Client) GetCountDownLatch(name string) *CountDownLatch {
 		callPre: prefixName("redisson_countdownlatch_call", name) + ":" + c.id + ":",
 		inKeys:  true,
 	}
-	if c.watchdog.cluster && strings.Contains(name, "{") {
+	if c.topo.isCluster() && strings.Contains(name, "{") {
 		l.inKeys = hashSlot(l.channel) == hashSlot(name)
 		if !l.inKeys {
 			c.pubsub.keepPlain(l.channel)

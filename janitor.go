@@ -16,6 +16,7 @@ import (
 // expire on their own.
 type janitor struct {
 	rdb      redis.UniversalClient
+	topo     topology
 	interval time.Duration
 
 	mu      sync.Mutex
@@ -31,9 +32,10 @@ type janitor struct {
 // interval.
 const janitorBatch = 256
 
-func newJanitor(rdb redis.UniversalClient, interval time.Duration) *janitor {
+func newJanitor(rdb redis.UniversalClient, topo topology, interval time.Duration) *janitor {
 	return &janitor{
 		rdb:      rdb,
+		topo:     topo,
 		interval: interval,
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
@@ -90,12 +92,8 @@ func (j *janitor) flush() {
 	// (elsewhere): the server's work per deleted key is then the deletion
 	// alone, not a command of its own.
 	groups := map[int][]string{}
-	_, cluster := j.rdb.(*redis.ClusterClient)
 	for _, k := range keys {
-		slot := 0
-		if cluster {
-			slot = hashSlot(k)
-		}
+		slot := j.topo.slot(k)
 		groups[slot] = append(groups[slot], k)
 	}
 	pipe := j.rdb.Pipeline()

@@ -171,16 +171,15 @@ type waiter struct {
 	since time.Time // when its subscription first waited
 }
 
-func newPubSub(rdb redis.UniversalClient, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
-	cc, _ := rdb.(*redis.ClusterClient)
+func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
 	presence := ""
-	if _, single := rdb.(*redis.Client); single {
+	if topo.single {
 		presence = "redisson_go_presence:" + id
 	}
 	return &pubsubService{
 		presence: presence,
 		rdb:      rdb,
-		cluster:  cc,
+		cluster:  topo.cluster,
 		mode:     mode,
 		health:   health,
 		linger:   linger,

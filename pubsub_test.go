@@ -158,7 +158,7 @@ func TestPubSubLostMessageBoundedByTTL(t *testing.T) {
 }
 
 func TestPubSubWakePolicy(t *testing.T) {
-	p := newPubSub(nil, "test", PubSubAuto, time.Second, 0)
+	p := newPubSub(nil, topology{}, "test", PubSubAuto, time.Second, 0)
 	e := &channelEntry{key: chanKey{name: "c"}, policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
 	p.entries[e.key] = e
 	p.mu.Lock()

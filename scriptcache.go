@@ -46,7 +46,8 @@ var (
 // node seen for the first time) is loaded on that node with SCRIPT LOAD and the
 // call retried once. The full script body never travels with a call.
 type scripts struct {
-	rdb redis.UniversalClient
+	rdb  redis.UniversalClient
+	topo topology
 	// loads counts SCRIPT LOADs, for tests and metrics.
 	mu    sync.Mutex
 	loads int
@@ -125,7 +126,7 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 // slotRetryWindow, as run does.
 func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replicas int, timeout time.Duration, args ...any) (*redis.Cmd, int64) {
 	var target redis.Cmdable = c.rdb
-	cc, _ := c.rdb.(*redis.ClusterClient)
+	cc := c.topo.cluster
 	if cc != nil && len(keys) > 0 {
 		node, err := cc.MasterForKey(ctx, keys[0])
 		if err != nil {
@@ -214,8 +215,8 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 	c.mu.Lock()
 	c.loads++
 	c.mu.Unlock()
-	cc, ok := c.rdb.(*redis.ClusterClient)
-	if !ok {
+	cc := c.topo.cluster
+	if cc == nil {
 		return c.rdb.ScriptLoad(ctx, s.src).Err()
 	}
 	// Only the load on the node serving keys decides: a master that is
@@ -304,8 +305,8 @@ func (c *scripts) pipeline(ctx context.Context, calls []*call) error {
 
 // nodeKey names the node that serves key on Cluster, "" elsewhere.
 func (c *scripts) nodeKey(ctx context.Context, key string) string {
-	cc, ok := c.rdb.(*redis.ClusterClient)
-	if !ok {
+	cc := c.topo.cluster
+	if cc == nil {
 		return ""
 	}
 	node, err := cc.MasterForKey(ctx, key)

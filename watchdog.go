@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // hold is one owner's hold of a lock, from the acquisition that took the
@@ -75,7 +73,7 @@ func lossMargin(lease time.Duration) time.Duration { return lease / 20 }
 // still in flight.
 type watchdog struct {
 	scripts *scripts
-	cluster bool
+	topo    topology
 	timeout time.Duration
 	batch   int
 
@@ -92,11 +90,10 @@ type watchdog struct {
 	lastCalls int
 }
 
-func newWatchdog(s *scripts, timeout time.Duration, batch int) *watchdog {
-	_, cluster := s.rdb.(*redis.ClusterClient)
+func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int) *watchdog {
 	return &watchdog{
 		scripts: s,
-		cluster: cluster,
+		topo:    topo,
 		timeout: timeout,
 		batch:   batch,
 		holds:   make(map[*hold]struct{}),
