@@ -47,9 +47,9 @@ func (a *AtomicLong) check() error { return a.c.checkObject(a.name, a.badName) }
 
 func (a *AtomicLong) wrap(err error) error {
 	if err != nil && overflows(err) { // not the semaphore's ErrInvalidPermits
-		return fmt.Errorf("redisson: %s %q: the sum would overflow int64: %w", atomicKind, a.name, err)
+		return objectErrorf(atomicKind, a.name, "the sum would overflow int64: %w", err)
 	}
-	return wrapIntKeyErr(atomicKind, a.name, err)
+	return intKeyErr(atomicKind, a.name, err)
 }
 
 // Get returns the value, 0 when the key does not exist. It returns
@@ -163,7 +163,7 @@ func (a *AtomicLong) parse(v any, err error) (int64, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return 0, fmt.Errorf("%w: %s %q: reply %T", ErrUnexpectedReply, atomicKind, a.name, v)
+		return 0, objectErrorf(atomicKind, a.name, "%w: reply %T", ErrUnexpectedReply, v)
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {

@@ -3,7 +3,6 @@ package redisson
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,24 +16,6 @@ var (
 	scriptBloomAdd      = mustScript("bloom_add")
 	scriptBloomContains = mustScript("bloom_contains")
 	scriptBloomCount    = mustScript("bloom_count")
-)
-
-// Errors of BloomFilter, beside the shared ones (ErrNotInitialized,
-// ErrWrongType, ErrCodec, ...).
-var (
-	// ErrInvalidBloomConfig is returned by BloomFilter.TryInit for an
-	// expected insertion count below 1, a false-positive probability outside
-	// (0, 1), or parameters whose bitmap would exceed Redis's limit of 2^32
-	// bits (or be empty). Redis is left unchanged.
-	ErrInvalidBloomConfig = errors.New("redisson: invalid bloom filter config")
-
-	// ErrBloomConfigMismatch is returned by BloomFilter.Add, Contains and
-	// their batch forms when the filter's config in Redis no longer matches
-	// the one this handle computed its bit positions with: another client
-	// deleted and re-initialised the filter with other parameters. No bit
-	// was read or written by the failed call; the handle forgets the config,
-	// so the next call uses the new one.
-	ErrBloomConfigMismatch = errors.New("redisson: bloom filter config changed")
 )
 
 // bloomMaxBits is the largest bitmap Redis allows: offsets are below 2^32.
@@ -122,15 +103,7 @@ func (f *BloomFilter[T]) check() error { return f.c.checkObject(f.name, f.badNam
 
 func (f *BloomFilter[T]) keys() []string { return []string{f.config, f.name} }
 
-func (f *BloomFilter[T]) err(err error) error {
-	if err == nil || errors.Is(err, ErrClientClosed) {
-		return err
-	}
-	if err = classify(f.name, err); errors.Is(err, ErrWrongType) {
-		return err
-	}
-	return fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, err)
-}
+func (f *BloomFilter[T]) err(err error) error { return objectErr(bloomKind, f.name, err) }
 
 // bloomSize returns Redisson's bitmap size and hash iterations for n
 // expected insertions at false-positive probability p:
@@ -167,7 +140,7 @@ func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, 
 	}
 	size, k, err := bloomSize(expectedInsertions, falseProbability)
 	if err != nil {
-		return false, fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, err)
+		return false, objectErrorf(bloomKind, f.name, "%w", err)
 	}
 	set, err := f.c.scripts.run(ctx, scriptBloomInit, f.keys(), size, k, expectedInsertions,
 		strconv.FormatFloat(falseProbability, 'g', -1, 64)).Int64()
@@ -257,11 +230,10 @@ func (f *BloomFilter[T]) run(ctx context.Context, s *script, values []T) (int64,
 			return total, f.err(err)
 		case n == -1:
 			f.params.Store(nil)
-			return total, fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, ErrNotInitialized)
+			return total, objectErrorf(bloomKind, f.name, "%w", ErrNotInitialized)
 		case n == -2:
 			f.params.CompareAndSwap(p, nil)
-			return total, fmt.Errorf("redisson: %s %q: stored size or hashIterations differ from size %d, hashIterations %d: %w",
-				bloomKind, f.name, p.size, p.k, ErrBloomConfigMismatch)
+			return total, objectErrorf(bloomKind, f.name, "stored size or hashIterations differ from size %d, hashIterations %d: %w", p.size, p.k, ErrBloomConfigMismatch)
 		}
 		total += n
 	}
@@ -324,7 +296,7 @@ func (f *BloomFilter[T]) Config(ctx context.Context) (BloomConfig, error) {
 	size, err1 := strconv.ParseInt(field(0), 10, 64)
 	k, err2 := strconv.Atoi(field(1))
 	if err1 != nil || err2 != nil || size < 1 || size > bloomMaxBits || k < 1 {
-		return cfg, fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, ErrNotInitialized)
+		return cfg, objectErrorf(bloomKind, f.name, "%w", ErrNotInitialized)
 	}
 	cfg.Size, cfg.HashIterations = size, k
 	cfg.ExpectedInsertions, _ = strconv.ParseInt(field(2), 10, 64)
@@ -375,7 +347,7 @@ func (f *BloomFilter[T]) Count(ctx context.Context) (int64, error) {
 	}
 	reply, ok := res.([]any)
 	if !ok || len(reply) != 3 { // -1: no config
-		return 0, fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, ErrNotInitialized)
+		return 0, objectErrorf(bloomKind, f.name, "%w", ErrNotInitialized)
 	}
 	s0, _ := reply[0].(string)
 	s1, _ := reply[1].(string)
@@ -383,7 +355,7 @@ func (f *BloomFilter[T]) Count(ctx context.Context) (int64, error) {
 	m, err1 := strconv.ParseFloat(s0, 64)
 	k, err2 := strconv.ParseFloat(s1, 64)
 	if err1 != nil || err2 != nil || m < 1 || k < 1 {
-		return 0, fmt.Errorf("redisson: %s %q: %w", bloomKind, f.name, ErrNotInitialized)
+		return 0, objectErrorf(bloomKind, f.name, "%w", ErrNotInitialized)
 	}
 	if float64(bits) >= m { // every bit set: the estimate is unbounded
 		return math.MaxInt64, nil

@@ -64,18 +64,7 @@ func (b *Bucket[T]) Codec() Codec { return b.codec }
 func (b *Bucket[T]) check() error { return b.c.checkObject(b.name, b.badName) }
 
 // wrap names the bucket in a Redis error; WRONGTYPE matches ErrWrongType.
-func (b *Bucket[T]) wrap(err error) error { return wrapObjectErr(b.object, err) }
-
-// wrapObjectErr names object in err. WRONGTYPE replies match ErrWrongType.
-func wrapObjectErr(object string, err error) error {
-	if err == nil || errors.Is(err, ErrClientClosed) {
-		return err
-	}
-	if err = classify(object, err); errors.Is(err, ErrWrongType) {
-		return err
-	}
-	return fmt.Errorf("redisson: %s: %w", object, err)
-}
+func (b *Bucket[T]) wrap(err error) error { return objectErr(bucketKind, b.name, err) }
 
 // decode turns a reply (a bulk string or nil) into (value, present).
 func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
@@ -88,7 +77,7 @@ func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return zero, false, fmt.Errorf("%w: %s: reply %T", ErrUnexpectedReply, b.object, v)
+		return zero, false, objectErrorf(bucketKind, b.name, "%w: reply %T", ErrUnexpectedReply, v)
 	}
 	val, err := decodeValue[T](b.codec, b.object, []byte(s))
 	if err != nil {
@@ -179,7 +168,7 @@ func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl
 	ttlArg := "0"
 	if withTTL {
 		if ttl <= 0 {
-			return false, fmt.Errorf("%w: %s: ttl %v must be positive", ErrNegativeDuration, b.object, ttl)
+			return false, objectErrorf(bucketKind, b.name, "%w: ttl %v must be positive", ErrNegativeDuration, ttl)
 		}
 		ttlArg = strconv.FormatInt(ceilMillis(ttl), 10)
 	}
@@ -245,16 +234,16 @@ func (b *Bucket[T]) TTL(ctx context.Context) (time.Duration, bool, error) {
 	if err := b.check(); err != nil {
 		return 0, false, err
 	}
-	return keyTTL(ctx, b.c.rdb, b.object, b.name)
+	return keyTTL(ctx, b.c.rdb, bucketKind, b.name)
 }
 
 // keyTTL reads PTTL of key: (ttl, true), (0, true) without expiry, (0,
 // false) when missing.
-func keyTTL(ctx context.Context, rdb redis.UniversalClient, object, key string) (time.Duration, bool, error) {
+func keyTTL(ctx context.Context, rdb redis.UniversalClient, kind, key string) (time.Duration, bool, error) {
 	ms, err := rdb.Do(ctx, "pttl", key).Int64()
 	switch {
 	case err != nil:
-		return 0, false, wrapObjectErr(object, err)
+		return 0, false, objectErr(kind, key, err)
 	case ms == -2:
 		return 0, false, nil
 	case ms < 0:

@@ -289,7 +289,7 @@ func (c *Client) nameError(kind, name string, keys ...string) error {
 	}
 	for _, k := range keys {
 		if hashSlot(k) != hashSlot(name) {
-			return fmt.Errorf("%w: %s %q: braces without a hash tag put its keys in different cluster slots", ErrInvalidName, kind, name)
+			return objectErrorf(kind, name, "%w: braces without a hash tag put its keys in different cluster slots", ErrInvalidName)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -52,17 +51,6 @@ func (c *Client) objectCodec(opts []ObjectOption) Codec {
 	}
 	return o.codec
 }
-
-// ErrCodec is matched (errors.Is) by every error from encoding a value or
-// decoding bytes read from Redis. The error names the object and the codec;
-// a value that does not decode is never returned as a zero value.
-var ErrCodec = errors.New("redisson: codec error")
-
-// ErrNilValue is returned when a typed object is given a nil pointer or nil
-// interface as a value or map key. Redisson stores no nulls either (RBucket's
-// set(null) deletes, RMap rejects null keys and values); use Delete or
-// Remove instead. Redis is left unchanged.
-var ErrNilValue = errors.New("redisson: nil value")
 
 // isNil reports whether v is nil or a nil pointer (the values ErrNilValue
 // refuses). Nil maps and slices are values: they encode as empty or nil.

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -103,13 +102,13 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 		return false, err
 	}
 	if n < 1 {
-		return false, fmt.Errorf("%w: %s %q: %d", ErrInvalidCount, latchKind, l.name, n)
+		return false, objectErrorf(latchKind, l.name, "%w: %d", ErrInvalidCount, n)
 	}
 	m := l.callPre + l.c.newRequest()
 	keys, ch := l.keys(m)
 	set, err := l.c.scripts.run(ctx, scriptLatchSet, keys, n, l.c.retryWindowArg, l.publishArg(ctx), ch).Int64()
 	forgetCallMarker(l.c, m, err)
-	return set == 1, wrapIntKeyErr(latchKind, l.name, err)
+	return set == 1, intKeyErr(latchKind, l.name, err)
 }
 
 // CountDown decrements the count; when it reaches zero the latch is deleted
@@ -124,7 +123,7 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 	keys, ch := l.keys(m)
 	err := l.c.scripts.run(ctx, scriptLatchCountDown, keys, l.c.retryWindowArg, l.publishArg(ctx), ch).Err()
 	forgetCallMarker(l.c, m, err)
-	return wrapIntKeyErr(latchKind, l.name, err)
+	return intKeyErr(latchKind, l.name, err)
 }
 
 // Count returns the current count: 0 when the latch does not exist. It
@@ -148,7 +147,7 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	}
 	keys, ch := l.keys()
 	n, err := l.c.scripts.run(ctx, scriptLatchDelete, keys, l.publishArg(ctx), ch).Int64()
-	return n == 1, wrapIntKeyErr(latchKind, l.name, err)
+	return n == 1, intKeyErr(latchKind, l.name, err)
 }
 
 // Await waits until the count is zero (the latch does not exist) or ctx
@@ -167,7 +166,7 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 // otherwise the errors of Await.
 func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
 	if wait < 0 {
-		return false, fmt.Errorf("%w: %s %q: wait %v", ErrNegativeDuration, latchKind, l.name, wait)
+		return false, objectErrorf(latchKind, l.name, "%w: wait %v", ErrNegativeDuration, wait)
 	}
 	return l.await(ctx, wait)
 }

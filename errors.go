@@ -2,7 +2,11 @@ package redisson
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Errors returned by the objects of this package. Compare with errors.Is: the
@@ -68,6 +72,104 @@ var (
 	ErrNotInitialized = errors.New("redisson: object not initialized")
 )
 
+// Errors of Semaphore and CountDownLatch.
+var (
+	// ErrInvalidPermits is returned by the Semaphore's calls for a negative
+	// number of permits (AddPermits alone accepts one). Redis is left
+	// unchanged.
+	ErrInvalidPermits = errors.New("redisson: invalid number of permits")
+
+	// ErrInvalidCount is returned by CountDownLatch.TrySetCount for a count
+	// below 1. Redis is left unchanged.
+	ErrInvalidCount = errors.New("redisson: invalid latch count")
+)
+
+// Errors of PermitExpirableSemaphore (a negative count given to TrySetPermits
+// is ErrInvalidPermits, as for the Semaphore).
+var (
+	// ErrUnknownPermit is returned by PermitExpirableSemaphore.Release for a
+	// permit id that is not held: never issued (or not 32 hex digits),
+	// already released, or whose lease ended. Redis is left unchanged, apart
+	// from the return of permits whose lease ended, which every call makes.
+	ErrUnknownPermit = errors.New("redisson: permit unknown, already released or expired")
+)
+
+// Errors of MultiLock and RedLock.
+var (
+	// ErrNoLocks is returned by every call on a MultiLock or RedLock made
+	// of no locks, or of a nil lock.
+	ErrNoLocks = errors.New("redisson: multilock needs at least one lock")
+
+	// ErrNoQuorum is returned by a RedLock whose attempt failed because
+	// fewer than a quorum of its servers answered (it wraps their errors);
+	// losing to another owner is a false result, not this error.
+	ErrNoQuorum = errors.New("redisson: redlock quorum not reachable")
+)
+
+// Errors of keyed rate limiters.
+var (
+	// ErrEmptyKey is returned by KeyedLimiter.Allow for an empty identity key.
+	// Redis is left unchanged.
+	ErrEmptyKey = errors.New("redisson: empty rate limit key")
+)
+
+// Errors of codecs and typed values.
+var (
+	// ErrCodec is matched (errors.Is) by every error from encoding a value or
+	// decoding bytes read from Redis. The error names the object and the codec;
+	// a value that does not decode is never returned as a zero value.
+	ErrCodec = errors.New("redisson: codec error")
+
+	// ErrNilValue is returned when a typed object is given a nil pointer or nil
+	// interface as a value or map key. Redisson stores no nulls either (RBucket's
+	// set(null) deletes, RMap rejects null keys and values); use Delete or
+	// Remove instead. Redis is left unchanged.
+	ErrNilValue = errors.New("redisson: nil value")
+)
+
+// Errors of Map.
+var (
+	// ErrInvalidBatch is reported (by MapIterator.Err) for an iteration batch
+	// size below 1.
+	ErrInvalidBatch = errors.New("redisson: invalid batch size")
+)
+
+// Errors of BloomFilter.
+var (
+	// ErrInvalidBloomConfig is returned by BloomFilter.TryInit for an
+	// expected insertion count below 1, a false-positive probability outside
+	// (0, 1), or parameters whose bitmap would exceed Redis's limit of 2^32
+	// bits (or be empty). Redis is left unchanged.
+	ErrInvalidBloomConfig = errors.New("redisson: invalid bloom filter config")
+
+	// ErrBloomConfigMismatch is returned by BloomFilter.Add, Contains and
+	// their batch forms when the filter's config in Redis no longer matches
+	// the one this handle computed its bit positions with: another client
+	// deleted and re-initialised the filter with other parameters. No bit
+	// was read or written by the failed call; the handle forgets the config,
+	// so the next call uses the new one.
+	ErrBloomConfigMismatch = errors.New("redisson: bloom filter config changed")
+)
+
+// Errors of IdGenerator.
+var (
+	// ErrInvalidAllocation is returned by IdGenerator.TryInit for an
+	// allocation size below 1 (Redis is left unchanged), and by NextID when the
+	// stored allocation size is not positive.
+	ErrInvalidAllocation = errors.New("redisson: invalid id allocation size")
+)
+
+// Errors of Topic.
+var (
+	// ErrNotSubscribed is returned by Topic.Subscribe and Topic.Channel when
+	// Redis did not confirm the subscription within the subscribe timeout (10s,
+	// or the context's deadline if sooner it ends with the context's error).
+	ErrNotSubscribed = errors.New("redisson: topic subscription not confirmed")
+
+	// ErrInvalidBuffer is returned for a topic subscriber buffer below 1.
+	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 
@@ -79,25 +181,94 @@ func (e *leaseLostError) Is(target error) bool {
 	return target == ErrLeaseLost || target == ErrNotHeld
 }
 
-// wrongTypeError keeps the Redis reply and matches ErrWrongType.
-type wrongTypeError struct {
-	name string
-	err  error
+// The one shape of an object's errors: `redisson: <kind> "<name>": <cause>`.
+// Every object builds its errors with objectErr (a failed call to Redis) or
+// objectErrorf (a condition of its own, wrapping a sentinel with %w); both
+// match their cause with errors.Is and errors.As.
+
+// objectError is an error of one object's call.
+type objectError struct {
+	kind, name string
+	cause      error
 }
 
+func (e *objectError) Error() string {
+	// The cause's own package prefix is not repeated.
+	return "redisson: " + e.kind + " " + strconv.Quote(e.name) + ": " + strings.TrimPrefix(e.cause.Error(), "redisson: ")
+}
+
+func (e *objectError) Unwrap() error { return e.cause }
+
+// objectErr names the object in err, the error of a call on it. nil and
+// ErrClientClosed pass unchanged (the client's state, not the object's), an
+// error that already names an object is kept, and a WRONGTYPE reply matches
+// ErrWrongType.
+func objectErr(kind, name string, err error) error {
+	var named *objectError
+	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) {
+		return err
+	}
+	if isWrongType(err) {
+		err = &wrongTypeError{err: err}
+	}
+	return &objectError{kind: kind, name: name, cause: err}
+}
+
+// objectErrorf returns an error of the object's own, the format (with its
+// arguments) following the object's name.
+func objectErrorf(kind, name, format string, args ...any) error {
+	return &objectError{kind: kind, name: name, cause: fmt.Errorf(format, args...)}
+}
+
+// intKeyErr is objectErr for objects whose state is one integer key
+// (Semaphore, CountDownLatch, AtomicLong, IdGenerator): a reply saying the
+// key holds a string that is no integer matches ErrWrongType too, and
+// Redis refusing an increment that would overflow matches ErrInvalidPermits.
+func intKeyErr(kind, name string, err error) error {
+	switch {
+	case err == nil || errors.Is(err, ErrClientClosed):
+		return err
+	case strings.Contains(err.Error(), "not an integer"):
+		return &objectError{kind: kind, name: name, cause: &wrongTypeError{err: err}}
+	case overflows(err):
+		return objectErrorf(kind, name, "%w: the count would overflow: %w", ErrInvalidPermits, err)
+	}
+	return objectErr(kind, name, err)
+}
+
+// overflows reports whether err is Redis refusing an INCRBY whose result
+// would not fit in 64 bits (nothing was written: the script stops there).
+func overflows(err error) bool {
+	return strings.Contains(err.Error(), "increment or decrement would overflow")
+}
+
+// wrongTypeError keeps the Redis reply and matches ErrWrongType.
+type wrongTypeError struct{ err error }
+
 func (e *wrongTypeError) Error() string {
-	return "redisson: " + e.name + ": key holds a value of the wrong type: " + e.err.Error()
+	return "key holds a value of the wrong type: " + e.err.Error()
 }
 
 func (e *wrongTypeError) Is(target error) bool { return target == ErrWrongType }
 
 func (e *wrongTypeError) Unwrap() error { return e.err }
 
+func isWrongType(err error) bool { return strings.Contains(err.Error(), "WRONGTYPE") }
+
 // classify turns a WRONGTYPE reply into an error matching ErrWrongType and
 // returns every other error unchanged.
 func classify(name string, err error) error {
-	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
-		return &wrongTypeError{name: name, err: err}
+	if err != nil && isWrongType(err) {
+		return &objectError{kind: "key", name: name, cause: &wrongTypeError{err: err}}
 	}
 	return err
+}
+
+// mayHaveRun reports whether a call that failed with err may have run on
+// the server all the same: every failure but an error reply from Redis (a
+// lost reply, a timeout, a cancelled context, a dropped connection) leaves
+// that open, and go-redis may still resend it.
+func mayHaveRun(err error) bool {
+	var reply redis.Error
+	return err != nil && !errors.As(err, &reply)
 }

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -51,7 +50,7 @@ func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Dur
 		windowArg: strconv.FormatInt(window.Milliseconds(), 10),
 	}
 	if limit < 1 || window < time.Millisecond {
-		l.badConfig = fmt.Errorf("%w: %s %q: limit %d per %v", ErrInvalidRate, fixedWindowKind, name, limit, window)
+		l.badConfig = objectErrorf(fixedWindowKind, name, "%w: limit %d per %v", ErrInvalidRate, limit, window)
 	}
 	return l
 }
@@ -82,7 +81,7 @@ func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (Ra
 	k := identityKey(l.name, key)
 	v, err := l.c.scripts.run(ctx, scriptFixedWindow, []string{k}, l.limitArg, l.windowArg, n).Result()
 	if err != nil {
-		return RateDecision{}, classify(k, err)
+		return RateDecision{}, objectErr(fixedWindowKind, k, err)
 	}
 	return decisionReply(fixedWindowKind, l.name, l.limit, v)
 }

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -54,7 +53,7 @@ func (c *Client) GetGCRALimiter(name string, rate int64, period time.Duration, b
 		l.interval = (period / time.Duration(rate)).Truncate(time.Microsecond)
 	}
 	if rate < 1 || burst < 1 || l.interval < time.Microsecond || burst > int64(maxTolerance/l.interval) {
-		l.badConfig = fmt.Errorf("%w: %s %q: rate %d per %v, burst %d", ErrInvalidRate, gcraKind, name, rate, period, burst)
+		l.badConfig = objectErrorf(gcraKind, name, "%w: rate %d per %v, burst %d", ErrInvalidRate, rate, period, burst)
 	}
 	l.intervalArg = micros(l.interval)
 	l.burstArg = strconv.FormatInt(burst, 10)
@@ -92,7 +91,7 @@ func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (RateDecis
 	k := identityKey(l.name, key)
 	v, err := l.c.scripts.run(ctx, scriptGCRA, []string{k}, l.intervalArg, l.burstArg, n).Result()
 	if err != nil {
-		return RateDecision{}, classify(k, err)
+		return RateDecision{}, objectErr(gcraKind, k, err)
 	}
 	return decisionReply(gcraKind, l.name, l.burst, v)
 }

@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -12,11 +10,6 @@ var (
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
 )
-
-// ErrInvalidAllocation is returned by IdGenerator.TryInit for an
-// allocation size below 1 (Redis is left unchanged), and by NextID when the
-// stored allocation size is not positive.
-var ErrInvalidAllocation = errors.New("redisson: invalid id allocation size")
 
 const idGenKind = "idgenerator"
 
@@ -67,12 +60,12 @@ func (g *IdGenerator) check() error { return g.c.checkObject(g.name, g.badName) 
 
 func (g *IdGenerator) err(err error) error {
 	if err != nil && strings.Contains(err.Error(), "not positive") {
-		return fmt.Errorf("redisson: %s %q: stored allocation size: %w", idGenKind, g.name, ErrInvalidAllocation)
+		return objectErrorf(idGenKind, g.name, "stored allocation size: %w", ErrInvalidAllocation)
 	}
 	if err != nil && overflows(err) { // not the semaphore's ErrInvalidPermits
-		return fmt.Errorf("redisson: %s %q: the counter would overflow int64: %w", idGenKind, g.name, err)
+		return objectErrorf(idGenKind, g.name, "the counter would overflow int64: %w", err)
 	}
-	return wrapIntKeyErr(idGenKind, g.name, err)
+	return intKeyErr(idGenKind, g.name, err)
 }
 
 // TryInit sets the first id to start and the allocation size to
@@ -88,7 +81,7 @@ func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) 
 		return false, err
 	}
 	if allocationSize < 1 {
-		return false, fmt.Errorf("redisson: %s %q: %d: %w", idGenKind, g.name, allocationSize, ErrInvalidAllocation)
+		return false, objectErrorf(idGenKind, g.name, "%d: %w", allocationSize, ErrInvalidAllocation)
 	}
 	set, err := g.c.scripts.run(ctx, scriptIDGenInit, []string{g.name, g.allocation}, start, allocationSize).Int64()
 	return set == 1, g.err(err)
@@ -108,12 +101,12 @@ func (g *IdGenerator) NextID(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("redisson: %s %q: %w", idGenKind, g.name, err)
+		return 0, objectErrorf(idGenKind, g.name, "%w", err)
 	}
 	select {
 	case g.lock <- struct{}{}:
 	case <-ctx.Done():
-		return 0, fmt.Errorf("redisson: %s %q: %w", idGenKind, g.name, ctx.Err())
+		return 0, objectErrorf(idGenKind, g.name, "%w", ctx.Err())
 	}
 	defer func() { <-g.lock }()
 	if g.left == 0 {
@@ -134,12 +127,12 @@ func (g *IdGenerator) reserve(ctx context.Context) error {
 		return g.err(err)
 	}
 	if len(reply) != 2 {
-		return fmt.Errorf("redisson: %s %q: block reply %q: %w", idGenKind, g.name, reply, ErrUnexpectedReply)
+		return objectErrorf(idGenKind, g.name, "block reply %q: %w", reply, ErrUnexpectedReply)
 	}
 	first, err1 := strconv.ParseInt(reply[0], 10, 64)
 	size, err2 := strconv.ParseInt(reply[1], 10, 64)
 	if err1 != nil || err2 != nil || size < 1 {
-		return fmt.Errorf("redisson: %s %q: block reply %q: %w", idGenKind, g.name, reply, ErrUnexpectedReply)
+		return objectErrorf(idGenKind, g.name, "block reply %q: %w", reply, ErrUnexpectedReply)
 	}
 	g.next, g.left = first, size
 	return nil
@@ -158,10 +151,10 @@ func (g *IdGenerator) Delete(ctx context.Context) (bool, error) {
 	select {
 	case g.lock <- struct{}{}:
 	case <-ctx.Done():
-		return false, fmt.Errorf("redisson: %s %q: %w", idGenKind, g.name, ctx.Err())
+		return false, objectErrorf(idGenKind, g.name, "%w", ctx.Err())
 	}
 	defer func() { <-g.lock }()
 	g.left = 0
 	n, err := g.c.rdb.Del(ctx, g.name, g.allocation).Result()
-	return n > 0, wrapIntKeyErr(idGenKind, g.name, err)
+	return n > 0, intKeyErr(idGenKind, g.name, err)
 }

@@ -2,15 +2,9 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 )
-
-// ErrEmptyKey is returned by KeyedLimiter.Allow for an empty identity key.
-// Redis is left unchanged.
-var ErrEmptyKey = errors.New("redisson: empty rate limit key")
 
 // RateDecision is a keyed limiter's answer to one request.
 type RateDecision struct {
@@ -100,13 +94,13 @@ func checkAllow(c *Client, kind, name string, badConfig error, key string, n, mo
 		return badConfig
 	}
 	if key == "" {
-		return fmt.Errorf("%w: %s %q", ErrEmptyKey, kind, name)
+		return objectErrorf(kind, name, "%w", ErrEmptyKey)
 	}
 	if n <= 0 {
-		return fmt.Errorf("%w: %s %q: %d permits", ErrInvalidPermits, kind, name, n)
+		return objectErrorf(kind, name, "%w: %d permits", ErrInvalidPermits, n)
 	}
 	if n > most {
-		return fmt.Errorf("%w: %s %q: %d permits, at most %d at once", ErrPermitsExceedRate, kind, name, n, most)
+		return objectErrorf(kind, name, "%w: %d permits, at most %d at once", ErrPermitsExceedRate, n, most)
 	}
 	return nil
 }
@@ -116,13 +110,13 @@ func checkAllow(c *Client, kind, name string, badConfig error, key string, n, mo
 func decisionReply(kind, name string, limit int64, v any) (RateDecision, error) {
 	a, ok := v.([]any)
 	if !ok || len(a) != 4 {
-		return RateDecision{}, fmt.Errorf("%w: %s %q: %v", ErrUnexpectedReply, kind, name, v)
+		return RateDecision{}, objectErrorf(kind, name, "%w: %v", ErrUnexpectedReply, v)
 	}
 	var f [4]int64
 	for i, x := range a {
 		n, ok := x.(int64)
 		if !ok {
-			return RateDecision{}, fmt.Errorf("%w: %s %q: %v", ErrUnexpectedReply, kind, name, v)
+			return RateDecision{}, objectErrorf(kind, name, "%w: %v", ErrUnexpectedReply, v)
 		}
 		f[i] = n
 	}

@@ -8,18 +8,6 @@ import (
 	"time"
 )
 
-// Errors of MultiLock and RedLock.
-var (
-	// ErrNoLocks is returned by every call on a MultiLock or RedLock made
-	// of no locks, or of a nil lock.
-	ErrNoLocks = errors.New("redisson: multilock needs at least one lock")
-
-	// ErrNoQuorum is returned by a RedLock whose attempt failed because
-	// fewer than a quorum of its servers answered (it wraps their errors);
-	// losing to another owner is a false result, not this error.
-	ErrNoQuorum = errors.New("redisson: redlock quorum not reachable")
-)
-
 // MultiLock holds several locks as one: all of them or none. The locks may
 // live on different clients and servers. It is Redisson's RedissonMultiLock.
 // A MultiLock is one owner made of its locks' owners; it is safe for

@@ -4,21 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-)
-
-// Errors of PermitExpirableSemaphore (a negative count given to TrySetPermits
-// is ErrInvalidPermits, as for the Semaphore).
-var (
-	// ErrUnknownPermit is returned by PermitExpirableSemaphore.Release for a
-	// permit id that is not held: never issued (or not 32 hex digits),
-	// already released, or whose lease ended. Redis is left unchanged, apart
-	// from the return of permits whose lease ended, which every call makes.
-	ErrUnknownPermit = errors.New("redisson: permit unknown, already released or expired")
 )
 
 var (
@@ -93,14 +79,10 @@ func (s *PermitExpirableSemaphore) check() error { return s.c.checkObject(s.name
 
 // wrap names the semaphore in err; WRONGTYPE replies match ErrWrongType.
 func (s *PermitExpirableSemaphore) wrap(err error) error {
-	err = classify(s.name, err)
-	if err == nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrClientClosed) {
-		return err
+	if err != nil && overflows(err) {
+		return objectErrorf(permitKind, s.name, "%w: the count would overflow: %w", ErrInvalidPermits, err)
 	}
-	if overflows(err) {
-		return fmt.Errorf("%w: %s %q: the count would overflow: %w", ErrInvalidPermits, permitKind, s.name, err)
-	}
-	return fmt.Errorf("redisson: %s %q: %w", permitKind, s.name, err)
+	return objectErr(permitKind, s.name, err)
 }
 
 // latch returns a latch key unique to one call: a script that changes the
@@ -111,8 +93,7 @@ func (s *PermitExpirableSemaphore) latch() string { return s.latchPre + s.c.newR
 // returned queues the latch of a call that has returned for deletion, when
 // the call set it or may have: go-redis will not resend the call now.
 func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
-	var rerr redis.Error
-	if set || (err != nil && !errors.As(err, &rerr)) {
+	if set || mayHaveRun(err) {
 		s.c.janitor.add(latch)
 	}
 }
@@ -128,7 +109,7 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 		return false, err
 	}
 	if n < 0 {
-		return false, fmt.Errorf("%w: %s %q: %d", ErrInvalidPermits, permitKind, s.name, n)
+		return false, objectErrorf(permitKind, s.name, "%w: %d", ErrInvalidPermits, n)
 	}
 	latch := s.latch()
 	ok, err := s.c.scripts.run(ctx, scriptPermitSet, []string{s.name, s.channel, latch},
@@ -189,7 +170,7 @@ func (s *PermitExpirableSemaphore) counts(ctx context.Context) (available, held 
 		return 0, 0, s.wrap(err)
 	}
 	if len(res) != 2 {
-		return 0, 0, fmt.Errorf("%w: %s %q: available returned %v", ErrUnexpectedReply, permitKind, s.name, res)
+		return 0, 0, objectErrorf(permitKind, s.name, "%w: available returned %v", ErrUnexpectedReply, res)
 	}
 	return res[0], res[1], nil
 }
@@ -246,7 +227,7 @@ func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 		return "", err
 	}
 	if lease < 0 {
-		return "", fmt.Errorf("%w: %s %q: lease %v", ErrNegativeDuration, permitKind, s.name, lease)
+		return "", objectErrorf(permitKind, s.name, "%w: lease %v", ErrNegativeDuration, lease)
 	}
 	id, _, err := s.tryAcquire(ctx, -1, lease)
 	return id, err
@@ -271,7 +252,7 @@ func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease t
 		return "", false, err
 	}
 	if wait < 0 || lease < 0 {
-		return "", false, fmt.Errorf("%w: %s %q: wait %v, lease %v", ErrNegativeDuration, permitKind, s.name, wait, lease)
+		return "", false, objectErrorf(permitKind, s.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
 	}
 	return s.tryAcquire(ctx, wait, lease)
 }
@@ -308,8 +289,7 @@ func permitHex(raw string, ok bool) string {
 func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, leaseMs int64) (bool, time.Duration, error) {
 	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
-		var rerr redis.Error
-		if !errors.As(err, &rerr) {
+		if mayHaveRun(err) {
 			// The script may have run and its reply been lost: undo it.
 			s.compensate(ctx, id)
 		}
@@ -317,7 +297,7 @@ func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, lease
 	}
 	switch {
 	case len(res) != 2:
-		return false, 0, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, permitKind, s.name, res)
+		return false, 0, objectErrorf(permitKind, s.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
 	case res[0] == 1:
 		return true, 0, nil
 	case res[1] < 0:
@@ -348,7 +328,7 @@ func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	}
 	raw, ok := parsePermitID(permitID)
 	if !ok {
-		return fmt.Errorf("%w: %s %q: permit %q is not 32 hex digits", ErrUnknownPermit, permitKind, s.name, permitID)
+		return objectErrorf(permitKind, s.name, "%w: permit %q is not 32 hex digits", ErrUnknownPermit, permitID)
 	}
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
@@ -360,7 +340,7 @@ func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 	case err != nil:
 		return s.wrap(err)
 	case !released:
-		return fmt.Errorf("%w: %s %q: permit %s", ErrUnknownPermit, permitKind, s.name, permitID)
+		return objectErrorf(permitKind, s.name, "%w: permit %s", ErrUnknownPermit, permitID)
 	}
 	return nil
 }
@@ -387,7 +367,7 @@ func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID str
 		return false, err
 	}
 	if lease < 0 {
-		return false, fmt.Errorf("%w: %s %q: lease %v", ErrNegativeDuration, permitKind, s.name, lease)
+		return false, objectErrorf(permitKind, s.name, "%w: lease %v", ErrNegativeDuration, lease)
 	}
 	raw, ok := parsePermitID(permitID)
 	if !ok {

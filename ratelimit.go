@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // RateType is the scope of a RateLimiter's budget.
@@ -155,16 +152,13 @@ func (r *RateLimiter) wrap(err error) error {
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "NOTINIT"):
-		return fmt.Errorf("%w: %s %q", ErrNotInitialized, rateKind, r.name)
+		return objectErrorf(rateKind, r.name, "%w", ErrNotInitialized)
 	case strings.HasPrefix(msg, "EXCEEDS"):
-		return fmt.Errorf("%w: %s %q", ErrPermitsExceedRate, rateKind, r.name)
+		return objectErrorf(rateKind, r.name, "%w", ErrPermitsExceedRate)
 	case strings.HasPrefix(msg, "BADENTRY"):
-		return fmt.Errorf("%w: %s %q: %s", ErrUnexpectedReply, rateKind, r.name, msg)
+		return objectErrorf(rateKind, r.name, "%w: %s", ErrUnexpectedReply, msg)
 	}
-	if err = classify(r.name, err); errors.Is(err, ErrWrongType) {
-		return err
-	}
-	return fmt.Errorf("redisson: %s %q: %w", rateKind, r.name, err)
+	return objectErr(rateKind, r.name, err)
 }
 
 // TrySetRate configures the limiter with rate permits per interval for
@@ -208,7 +202,7 @@ func (r *RateLimiter) SetRateKeepAlive(ctx context.Context, scope RateType, rate
 }
 
 func (r *RateLimiter) badConfig(what string) error {
-	return fmt.Errorf("%w: %s %q: %s", ErrInvalidRate, rateKind, r.name, what)
+	return objectErrorf(rateKind, r.name, "%w: %s", ErrInvalidRate, what)
 }
 
 func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfig) (bool, error) {
@@ -244,7 +238,7 @@ func (r *RateLimiter) Config(ctx context.Context) (RateLimiterConfig, error) {
 		return RateLimiterConfig{}, r.wrap(err)
 	}
 	if len(h) == 0 {
-		return RateLimiterConfig{}, fmt.Errorf("%w: %s %q", ErrNotInitialized, rateKind, r.name)
+		return RateLimiterConfig{}, objectErrorf(rateKind, r.name, "%w", ErrNotInitialized)
 	}
 	var v [4]int64
 	for i, f := range []string{"rate", "interval", "type", "keepAliveTime"} {
@@ -253,7 +247,7 @@ func (r *RateLimiter) Config(ctx context.Context) (RateLimiterConfig, error) {
 			continue
 		}
 		if v[i], err = strconv.ParseInt(s, 10, 64); err != nil {
-			return RateLimiterConfig{}, fmt.Errorf("%w: %s %q: field %s = %q", ErrUnexpectedReply, rateKind, r.name, f, s)
+			return RateLimiterConfig{}, objectErrorf(rateKind, r.name, "%w: field %s = %q", ErrUnexpectedReply, f, s)
 		}
 	}
 	return RateLimiterConfig{
@@ -294,7 +288,7 @@ func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Dur
 		return false, err
 	}
 	if wait < 0 {
-		return false, fmt.Errorf("%w: %s %q: wait %v", ErrNegativeDuration, rateKind, r.name, wait)
+		return false, objectErrorf(rateKind, r.name, "%w: wait %v", ErrNegativeDuration, wait)
 	}
 	g, err := r.acquire(ctx, n, time.Now().Add(wait))
 	return g.ok, err
@@ -336,7 +330,7 @@ func (r *RateLimiter) acquire(ctx context.Context, n int64, deadline time.Time) 
 		}
 		select {
 		case <-ctx.Done():
-			return grant{}, fmt.Errorf("redisson: %s %q: %w", rateKind, r.name, ctx.Err())
+			return grant{}, objectErrorf(rateKind, r.name, "%w", ctx.Err())
 		case <-timer.C:
 		}
 	}
@@ -347,10 +341,10 @@ func (r *RateLimiter) check(n int64) error {
 		return err
 	}
 	if n < 1 {
-		return fmt.Errorf("%w: %s %q: %d", ErrInvalidPermits, rateKind, r.name, n)
+		return objectErrorf(rateKind, r.name, "%w: %d", ErrInvalidPermits, n)
 	}
 	if n > maxRate {
-		return fmt.Errorf("%w: %s %q: %d", ErrPermitsExceedRate, rateKind, r.name, n)
+		return objectErrorf(rateKind, r.name, "%w: %d", ErrPermitsExceedRate, n)
 	}
 	return nil
 }
@@ -365,21 +359,20 @@ type grant struct {
 // try runs the acquire script once.
 func (r *RateLimiter) try(ctx context.Context, n int64) (grant, error) {
 	if err := ctx.Err(); err != nil {
-		return grant{}, fmt.Errorf("redisson: %s %q: %w", rateKind, r.name, err)
+		return grant{}, objectErrorf(rateKind, r.name, "%w", err)
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // never fails (crypto/rand)
 	res, err := r.c.scripts.run(ctx, scriptRateAcquire, r.keys, n, id[:]).Int64Slice()
 	if err != nil {
-		var rerr redis.Error
-		if !errors.As(err, &rerr) {
+		if mayHaveRun(err) {
 			// The script may have run and its reply been lost: undo it.
 			r.undo(ctx, rateLogMember(id, n))
 		}
 		return grant{}, r.wrap(err)
 	}
 	if len(res) != 3 || res[0] < 0 || res[0] > 1 || (res[0] == 0 && res[1] < 1) {
-		return grant{}, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, rateKind, r.name, res)
+		return grant{}, objectErrorf(rateKind, r.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
 	}
 	if res[0] == 1 {
 		return grant{ok: true, at: res[2]}, nil

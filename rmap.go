@@ -22,10 +22,6 @@ var (
 
 const mapKind = "map"
 
-// ErrInvalidBatch is reported (by MapIterator.Err) for an iteration batch
-// size below 1.
-var ErrInvalidBatch = errors.New("redisson: invalid batch size")
-
 // Map is a map from K to V stored in a Redis hash, wire-compatible with
 // Redisson's RMap: the hash is at the map's name, each field is a key
 // encoded with the map's codec and each value the value encoded with it
@@ -72,7 +68,7 @@ func (m *Map[K, V]) Codec() Codec { return m.codec }
 
 func (m *Map[K, V]) check() error { return m.c.checkObject(m.name, m.badName) }
 
-func (m *Map[K, V]) wrap(err error) error { return wrapObjectErr(m.object, err) }
+func (m *Map[K, V]) wrap(err error) error { return objectErr(mapKind, m.name, err) }
 
 func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
 
@@ -96,7 +92,7 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return zero, false, fmt.Errorf("%w: %s: reply %T", ErrUnexpectedReply, m.object, v)
+		return zero, false, objectErrorf(mapKind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
 	}
 	val, err := decodeValue[V](m.codec, m.object, []byte(s))
 	if err != nil {
@@ -424,7 +420,7 @@ func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) er
 		return err
 	}
 	if it.batch < 1 {
-		return fmt.Errorf("%w: %s: %d", ErrInvalidBatch, m.object, it.batch)
+		return objectErrorf(mapKind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
 	}
 	var cursor uint64
 	for {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
-	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -296,8 +295,7 @@ func (c *scripts) pipeline(ctx context.Context, calls []*call) error {
 	}
 	_, err := pipe.Exec(ctx)
 	// Exec reports the first failed command; script errors are per call.
-	var rerr redis.Error
-	if err != nil && errors.As(err, &rerr) {
+	if err != nil && !mayHaveRun(err) {
 		return nil
 	}
 	return err

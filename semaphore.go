@@ -2,33 +2,10 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
-
-// Errors of the Semaphore and the CountDownLatch.
-var (
-	// ErrInvalidPermits is returned by the Semaphore's calls for a negative
-	// number of permits (AddPermits alone accepts one). Redis is left
-	// unchanged.
-	ErrInvalidPermits = errors.New("redisson: invalid number of permits")
-
-	// ErrInvalidCount is returned by CountDownLatch.TrySetCount for a count
-	// below 1. Redis is left unchanged.
-	ErrInvalidCount = errors.New("redisson: invalid latch count")
-)
-
-// syncRecheck bounds every wait of a Semaphore acquirer and of a
-// CountDownLatch waiter: a release or count-down message that was lost (a
-// writer that does not publish, a message sent while the pub/sub connection
-// was down) delays a waiter by at most this much, never strands it.
-const syncRecheck = time.Second
 
 // reservationRecheck bounds the waits of the semaphore waiter holding the
 // reservation: it is woken by release messages like any waiter, but the
@@ -119,51 +96,17 @@ func (s *Semaphore) Name() string { return s.name }
 
 func (s *Semaphore) check(n int64) error {
 	if s.name != "" && s.badName == nil && n < 0 {
-		return fmt.Errorf("%w: %s %q: %d", ErrInvalidPermits, semKind, s.name, n)
+		return objectErrorf(semKind, s.name, "%w: %d", ErrInvalidPermits, n)
 	}
 	return s.c.checkObject(s.name, s.badName)
 }
 
 // wrap names the semaphore in err; WRONGTYPE replies, and replies saying the
 // key holds no integer, match ErrWrongType.
-func (s *Semaphore) wrap(err error) error { return wrapIntKeyErr(semKind, s.name, err) }
-
-// wrapIntKeyErr names the object in err. Replies saying its key holds
-// another type, or a string that is no integer, match ErrWrongType.
-func wrapIntKeyErr(kind, name string, err error) error {
-	if err == nil || errors.Is(err, ErrClientClosed) {
-		return err
-	}
-	if strings.Contains(err.Error(), "not an integer") {
-		return &wrongTypeError{name: name, err: err}
-	}
-	if overflows(err) {
-		return fmt.Errorf("%w: %s %q: the count would overflow: %w", ErrInvalidPermits, kind, name, err)
-	}
-	if err = classify(name, err); errors.Is(err, ErrWrongType) {
-		return err
-	}
-	return fmt.Errorf("redisson: %s %q: %w", kind, name, err)
-}
-
-// overflows reports whether err is Redis refusing an INCRBY whose result
-// would not fit in 64 bits (nothing was written: the script stops there).
-func overflows(err error) bool {
-	return strings.Contains(err.Error(), "increment or decrement would overflow")
-}
+func (s *Semaphore) wrap(err error) error { return intKeyErr(semKind, s.name, err) }
 
 // marker returns a fresh call marker key.
 func (s *Semaphore) marker() string { return s.callPre + s.c.newRequest() }
-
-// forgetCallMarker queues a call marker for deletion once its call has
-// returned, when the call may have written it: go-redis will not resend the
-// call now.
-func forgetCallMarker(c *Client, marker string, err error) {
-	var rerr redis.Error
-	if err == nil || !errors.As(err, &rerr) {
-		c.janitor.add(marker)
-	}
-}
 
 // TrySetPermits sets the number of available permits to n if the semaphore
 // does not exist, publishes it, and reports whether it did so; an existing
@@ -233,22 +176,6 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	return readIntKey(ctx, s.c.rdb, semKind, s.name)
 }
 
-// readIntKey reads the integer at name (0 when missing) for the object kind.
-func readIntKey(ctx context.Context, rdb redis.UniversalClient, kind, name string) (int64, error) {
-	v, err := rdb.Get(ctx, name).Result()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, wrapIntKeyErr(kind, name, err)
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, wrapIntKeyErr(kind, name, fmt.Errorf("value %q is not an integer", v))
-	}
-	return n, nil
-}
-
 // DrainPermits takes every available permit and returns how many there were
 // (0 when the semaphore does not exist, which it leaves missing). It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
@@ -304,7 +231,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 		return false, err
 	}
 	if wait < 0 {
-		return false, fmt.Errorf("%w: %s %q: wait %v", ErrNegativeDuration, semKind, s.name, wait)
+		return false, objectErrorf(semKind, s.name, "%w: wait %v", ErrNegativeDuration, wait)
 	}
 	if n == 0 {
 		return true, nil
@@ -377,8 +304,7 @@ func (a *semCall) try(ctx context.Context, waited int64) (bool, error) {
 	res, err := s.c.scripts.run(ctx, scriptSemAcquire, a.keys,
 		a.n, a.id, waited, s.c.retryWindowArg, reservationTTLArg, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
-		var rerr redis.Error
-		if !errors.As(err, &rerr) {
+		if mayHaveRun(err) {
 			a.cancel(ctx, true) // the script may have run: undo it
 		}
 		return false, s.wrap(err)
@@ -392,7 +318,7 @@ func (a *semCall) try(ctx context.Context, waited int64) (bool, error) {
 		a.reserved = res[2] == 1
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, semKind, s.name, res)
+	return false, objectErrorf(semKind, s.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
 }
 
 // cancel ends the call in Redis: it gives back permits a try took if its

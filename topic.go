@@ -2,20 +2,11 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// ErrNotSubscribed is returned by Topic.Subscribe and Topic.Channel when
-// Redis did not confirm the subscription within the subscribe timeout (10s,
-// or the context's deadline if sooner it ends with the context's error).
-var ErrNotSubscribed = errors.New("redisson: topic subscription not confirmed")
-
-// ErrInvalidBuffer is returned for a topic subscriber buffer below 1.
-var ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
 
 // subscribeTimeout bounds how long Subscribe waits for Redis to confirm.
 const subscribeTimeout = 10 * time.Second

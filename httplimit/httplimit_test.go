@@ -320,7 +320,7 @@ func TestIPv6Prefix(t *testing.T) {
 func TestKeyCostSkip(t *testing.T) {
 	c, rdb := newRedisson(t)
 	l := c.GetGCRALimiter(limiterName(t, rdb), 1, time.Hour, 5)
-	var gotErr atomic.Value
+	var gotErr atomic.Pointer[error] // errors of different types: not an atomic.Value
 	h := mustNew(t, l, &Options{
 		Key: func(r *http.Request) (string, error) {
 			k := r.Header.Get("X-API-Key")
@@ -337,7 +337,7 @@ func TestKeyCostSkip(t *testing.T) {
 		},
 		Skip:       func(r *http.Request) bool { return r.Header.Get("X-Health") != "" },
 		FailClosed: true,
-		OnError:    func(_ *http.Request, err error) { gotErr.Store(err) },
+		OnError:    func(_ *http.Request, err error) { gotErr.Store(&err) },
 	})
 	if w := serve(h, "192.0.2.1:1", "X-API-Key", "a", "X-Cost", "4"); w.Code != http.StatusOK || !strings.Contains(w.Header().Get("RateLimit"), "r=1;") {
 		t.Errorf("cost 4: %d %q; want 200, r=1", w.Code, w.Header().Get("RateLimit"))
@@ -355,8 +355,8 @@ func TestKeyCostSkip(t *testing.T) {
 	if w := serve(h, "192.0.2.1:1", "X-API-Key", "a", "X-Health", "1"); w.Code != http.StatusTeapot || w.Header().Get("RateLimit") != "" {
 		t.Errorf("skipped: %d %q; want the handler without decision or fields", w.Code, w.Header().Get("RateLimit"))
 	}
-	if gotErr.Load() != nil {
-		t.Fatalf("OnError called: %v", gotErr.Load())
+	if p := gotErr.Load(); p != nil {
+		t.Fatalf("OnError called: %v", *p)
 	}
 	if w := serve(h, "192.0.2.1:1"); w.Code != http.StatusServiceUnavailable {
 		t.Errorf("key error with FailClosed: %d; want 503", w.Code)
@@ -364,8 +364,8 @@ func TestKeyCostSkip(t *testing.T) {
 	if w := serve(h, "192.0.2.1:1", "X-API-Key", "a", "X-Cost", "0"); w.Code != http.StatusServiceUnavailable {
 		t.Errorf("cost 0 with FailClosed: %d; want 503", w.Code)
 	}
-	if err, _ := gotErr.Load().(error); !errors.Is(err, redisson.ErrInvalidPermits) {
-		t.Errorf("OnError got %v; want ErrInvalidPermits", err)
+	if p := gotErr.Load(); p == nil || !errors.Is(*p, redisson.ErrInvalidPermits) {
+		t.Errorf("OnError got %v; want ErrInvalidPermits", p)
 	}
 }
 
