@@ -1,0 +1,184 @@
+package redisson
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures a Client. The zero value of every field selects its
+// default; a negative or out-of-range value makes New fail with
+// ErrInvalidOption.
+type Options struct {
+	// WatchdogTimeout is the lease given to locks acquired without an
+	// explicit lease; the watchdog renews such leases every third of it.
+	// Default 30s, as in Redisson. Minimum 100ms.
+	WatchdogTimeout time.Duration
+
+	// WatchdogBatchSize is the largest number of leases renewed by one
+	// script call. Default 100. Range 1 to 10000.
+	WatchdogBatchSize int
+
+	// CleanupTimeout bounds the clean-up that must outlive a caller's
+	// context: an Unlock called with a cancelled context, or undoing an
+	// acquire whose context ended while its reply was in flight.
+	// Default 5s.
+	CleanupTimeout time.Duration
+
+	// RetryWindow is how long after a call go-redis may still resend it
+	// (after a lost reply). A full release leaves a small latch key that
+	// expires after it, so that a resent release is recognised; the client
+	// deletes the latch in the background as soon as the release has
+	// returned, so the window only matters when a release failed. Default:
+	// derived from the go-redis client's MaxRetries, timeouts and backoff
+	// (49s with go-redis v9.23's defaults), or 1m for client types it cannot
+	// inspect.
+	RetryWindow time.Duration
+
+	// FairWaiterTimeout is how long a fair lock waiter may go silent before
+	// it loses its place in the queue; waiters renew their place every third
+	// of it, so a waiter whose process died delays the queue by at most
+	// this. Default 5s. Minimum 30ms.
+	FairWaiterTimeout time.Duration
+
+	// SubscriptionLinger is how long a channel stays subscribed after its
+	// last local waiter left, so that an object contended again soon costs
+	// no SUBSCRIBE/UNSUBSCRIBE. Default 2s.
+	SubscriptionLinger time.Duration
+
+	// PubSubHealthCheck is how long the shared pub/sub connection may stay
+	// silent before it is pinged, so that a dead connection is noticed and
+	// re-established. It is also how often a single-node or Sentinel client
+	// checks, with one PUBSUB NUMSUB of a presence channel of its own, that
+	// its pub/sub connection is on the current master (a Sentinel failover
+	// leaves it on the old one). Default 5s.
+	PubSubHealthCheck time.Duration
+
+	// PubSubMode chooses plain or sharded pub/sub for the channels of
+	// locks, semaphores and latches on Redis Cluster. Default PubSubAuto:
+	// sharded (SSUBSCRIBE/SPUBLISH) when the cluster supports it, as
+	// Redisson does by default, so that Go and Java clients hear each other.
+	PubSubMode PubSubMode
+
+	// ReplicaAck, when Replicas > 0, makes every lock acquisition wait
+	// until that many replicas have acknowledged it (Redis WAIT, sent in the
+	// same round trip as the acquire script), for at most Timeout (default
+	// 1s). An acquisition that too few replicas acknowledged is undone and
+	// reported as ErrNotReplicated: with asynchronous replication, a lock
+	// acquired just before a failover can otherwise vanish with the old
+	// master and be granted twice. It is Redisson's remedy (its
+	// checkLockSyncedSlaves). It narrows that window but does not close it
+	// (a replica that acknowledged may still not be the one promoted), and
+	// it costs the replication delay on every acquisition. Off by default.
+	ReplicaAck ReplicaAck
+
+	// Codec encodes the values of typed objects (Bucket, Map, Topic,
+	// BloomFilter) that are not given a codec of their own. Default
+	// MsgpackCodec. (Redisson's own default, Kryo5Codec, is Java-only;
+	// Java services that share values with Go should use
+	// MsgPackJacksonCodec, which MsgpackCodec matches for plain values, or
+	// StringCodec.)
+	Codec Codec
+}
+
+// optionRules is the table of Options' ranged fields, checked in this order
+// by New: the default a zero value selects, and the accepted range (a value
+// outside it fails New with ErrInvalidOption naming the field).
+var optionRules = []optionRule{
+	// name, the field, its default, minimum, maximum
+	ranged("WatchdogTimeout", func(o *Options) *time.Duration { return &o.WatchdogTimeout }, fixed(30*time.Second), 100*time.Millisecond, 0),
+	ranged("WatchdogBatchSize", func(o *Options) *int { return &o.WatchdogBatchSize }, fixed(100), 1, 10000),
+	ranged("CleanupTimeout", func(o *Options) *time.Duration { return &o.CleanupTimeout }, fixed(5*time.Second), 0, 0),
+	ranged("RetryWindow", func(o *Options) *time.Duration { return &o.RetryWindow }, retryWindow, time.Millisecond, 0),
+	ranged("FairWaiterTimeout", func(o *Options) *time.Duration { return &o.FairWaiterTimeout }, fixed(5*time.Second), 30*time.Millisecond, 0),
+	ranged("SubscriptionLinger", func(o *Options) *time.Duration { return &o.SubscriptionLinger }, fixed(2*time.Second), 0, 0),
+	ranged("PubSubHealthCheck", func(o *Options) *time.Duration { return &o.PubSubHealthCheck }, fixed(5*time.Second), 10*time.Millisecond, 0),
+	ranged("ReplicaAck.Replicas", func(o *Options) *int { return &o.ReplicaAck.Replicas }, nil, 0, 0),
+	ranged("ReplicaAck.Timeout", func(o *Options) *time.Duration { return &o.ReplicaAck.Timeout }, fixed(time.Second), 0, 0),
+	ranged("PubSubMode", func(o *Options) *PubSubMode { return &o.PubSubMode }, nil, PubSubAuto, PubSubPlain),
+}
+
+// withDefaults returns o (nil: the zero Options) with every zero field set
+// to its default, or ErrInvalidOption for a field out of range.
+func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	for _, r := range optionRules {
+		if err := r.apply(&v, rdb); err != nil {
+			return Options{}, err
+		}
+	}
+	if isNil(v.Codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
+		v.Codec = MsgpackCodec{}
+	}
+	return v, nil
+}
+
+// optionRule checks one field of Options and fills in its default.
+type optionRule interface {
+	apply(o *Options, rdb redis.UniversalClient) error
+}
+
+// rangedOption is an optionRule for a numeric field: zero selects def (nil:
+// zero stays), and any other value must lie in [min, max] (max 0: no
+// maximum).
+type rangedOption[T ~int | ~int64] struct {
+	name     string
+	field    func(*Options) *T
+	def      func(redis.UniversalClient) T
+	min, max T
+}
+
+func ranged[T ~int | ~int64](name string, field func(*Options) *T, def func(redis.UniversalClient) T, min, max T) optionRule {
+	return rangedOption[T]{name: name, field: field, def: def, min: min, max: max}
+}
+
+// fixed is a default that does not depend on the go-redis client.
+func fixed[T any](v T) func(redis.UniversalClient) T {
+	return func(redis.UniversalClient) T { return v }
+}
+
+func (r rangedOption[T]) apply(o *Options, rdb redis.UniversalClient) error {
+	p := r.field(o)
+	switch {
+	case *p == 0 && r.def != nil:
+		*p = r.def(rdb)
+	case *p < r.min || (r.max != 0 && *p > r.max):
+		return fmt.Errorf("%w: %s = %v", ErrInvalidOption, r.name, *p)
+	}
+	return nil
+}
+
+// ReplicaAck configures Options.ReplicaAck.
+type ReplicaAck struct {
+	Replicas int           // replicas that must acknowledge; 0: off
+	Timeout  time.Duration // how long to wait for them; default 1s
+}
+
+// retryWindow estimates how long go-redis may resend a command after its
+// first send: each retry may dial, write and read, each up to its timeout,
+// after a backoff.
+func retryWindow(rdb redis.UniversalClient) time.Duration {
+	var retries int
+	var rt, wt, dial, backoff time.Duration
+	switch c := rdb.(type) {
+	case *redis.Client:
+		o := c.Options()
+		retries, rt, wt, dial, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.DialTimeout, o.MaxRetryBackoff
+	case *redis.ClusterClient:
+		o := c.Options()
+		retries, rt, wt, dial, backoff = o.MaxRetries, o.ReadTimeout, o.WriteTimeout, o.DialTimeout, o.MaxRetryBackoff
+	default:
+		return time.Minute
+	}
+	if retries <= 0 {
+		return time.Second
+	}
+	if rt <= 0 || wt <= 0 {
+		return time.Minute // blocking reads: no bound to derive
+	}
+	return time.Duration(retries)*(max(dial, 0)+wt+rt+max(backoff, 0)) + time.Second
+}
