@@ -161,3 +161,19 @@ func atomicCalls(ctx context.Context, a *AtomicLong) []namedCall {
 		{"Delete", func() error { return second(a.Delete(ctx)) }},
 	}
 }
+
+// TestAtomicLongOverflowIsNotInvalidPermits checks that an AtomicLong overflow is not a
+// semaphore's "invalid number of permits".
+func TestAtomicLongOverflowIsNotInvalidPermits(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	a := c.GetAtomicLong(uniqueName(t, rdb))
+	if err := a.Set(ctx, math.MaxInt64); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.IncrementAndGet(ctx)
+	if err == nil || errors.Is(err, ErrInvalidPermits) {
+		t.Fatalf("IncrementAndGet past MaxInt64 = %v; want an overflow error that is not ErrInvalidPermits", err)
+	}
+}

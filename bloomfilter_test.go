@@ -470,3 +470,26 @@ func TestBloomFilterRedissonPositions(t *testing.T) {
 		}
 	}
 }
+
+// A nil pointer is refused by BloomFilter.Add and Contains with ErrNilValue,
+// as by Bucket and Map, and sets no bit.
+func TestBloomFilterNilValueRefused(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	f := GetBloomFilter[*string](c, name)
+	if _, err := f.TryInit(ctx, 100, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	before := rdb.Get(ctx, name).Val()
+	if _, err := f.Add(ctx, nil); !errors.Is(err, ErrNilValue) {
+		t.Fatalf("Add(nil) = %v; want ErrNilValue", err)
+	}
+	if _, err := f.Contains(ctx, nil); !errors.Is(err, ErrNilValue) {
+		t.Fatalf("Contains(nil) = %v; want ErrNilValue", err)
+	}
+	if rdb.Get(ctx, name).Val() != before {
+		t.Fatal("Add(nil) changed the bitmap")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -365,5 +366,22 @@ func TestTypedCancelledContext(t *testing.T) {
 		if n := rdb.Exists(context.Background(), name).Val(); n != 0 {
 			t.Fatalf("%s with a cancelled context wrote the key", nc.op)
 		}
+	}
+}
+
+// TestBucketMaxDurationTTL checks that the longest time.Duration is a valid
+// TTL (292 years, well inside Redis's range): rounding it up to
+// milliseconds does not overflow into a negative PX.
+func TestBucketMaxDurationTTL(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	b := GetBucket[string](c, name)
+	if err := b.SetWithTTL(ctx, "v", time.Duration(math.MaxInt64)); err != nil {
+		t.Fatalf("SetWithTTL(MaxInt64 ns) = %v; want nil", err)
+	}
+	if ttl, ok, err := b.TTL(ctx); err != nil || !ok || ttl < 200*365*24*time.Hour {
+		t.Fatalf("TTL = %v, %v, %v; want about 292 years", ttl, ok, err)
 	}
 }

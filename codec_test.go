@@ -3,6 +3,7 @@ package redisson
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -259,5 +261,71 @@ func TestObjectCodec(t *testing.T) {
 	}
 	if got := newClient(t, sharedRedis(t), nil).objectCodec(nil).Name(); got != "msgpack" {
 		t.Errorf("default codec %q, want msgpack", got)
+	}
+}
+
+// TestStringCodecNilTextMarshalerIsError checks that StringCodec given a
+// nil pointer whose type has a value-receiver MarshalText (*time.Time)
+// returns an error, not panic; BloomFilter.Add reaches it without a nil check.
+func TestStringCodecNilTextMarshalerIsError(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), suffixName(name, "config")) })
+	f := GetBloomFilter[*time.Time](c, name, WithCodec(StringCodec{}))
+	if _, err := f.TryInit(ctx, 100, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("Add(nil *time.Time) with StringCodec panicked: %v", r)
+			}
+		}()
+		_, err = f.Add(ctx, nil)
+	}()
+	if !errors.Is(err, ErrNilValue) && !errors.Is(err, ErrCodec) {
+		t.Fatalf("Add(nil) = %v; want ErrNilValue or ErrCodec", err)
+	}
+}
+
+// TestWithCodecTypedNilKeepsDefault checks that WithCodec of a typed nil pointer ((*JSONCodec)
+// (nil)) keeps the default codec like WithCodec(nil), instead of panicking
+// on the first call (the built-in codecs have value receivers).
+func TestWithCodecTypedNilKeepsDefault(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	b := GetBucket[string](c, uniqueName(t, rdb), WithCodec((*JSONCodec)(nil)))
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("Set with WithCodec((*JSONCodec)(nil)) panicked: %v", r)
+		}
+	}()
+	if err := b.Set(ctx, "v"); err != nil {
+		t.Fatalf("Set = %v", err)
+	}
+	if got, ok, err := b.Get(ctx); err != nil || !ok || got != "v" {
+		t.Fatalf("Get = %q, %v, %v; want v", got, ok, err)
+	}
+}
+
+// Options.Codec set to a typed nil pointer falls back to the default codec
+// instead of panicking on the first call.
+func TestOptionsCodecTypedNilFallsBackToDefault(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, &Options{Codec: (*JSONCodec)(nil)})
+	ctx := testCtx(t, time.Minute)
+	b := GetBucket[string](c, uniqueName(t, rdb))
+	if err := b.Set(ctx, "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := b.Get(ctx); err != nil || !ok || v != "v" {
+		t.Fatalf("Get = %q, %v, %v", v, ok, err)
+	}
+	if _, ok := c.Options().Codec.(MsgpackCodec); !ok {
+		t.Fatalf("Options().Codec = %T; want the default MsgpackCodec", c.Options().Codec)
 	}
 }

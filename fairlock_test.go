@@ -267,3 +267,29 @@ func BenchmarkFairVsLock(b *testing.B) {
 		})
 	}
 }
+
+// A fair lock's state calls (IsLocked, IsHeld, HoldCount, RemainingLease)
+// read the plain lock state and accept its three-value reply.
+func TestFairLockStateCalls(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	l := c.GetFairLock(uniqueName(t, rdb))
+	if locked, err := l.IsLocked(ctx); err != nil || locked {
+		t.Fatalf("free: IsLocked = %v, %v", locked, err)
+	}
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	mustTryLock(t, ctx, l, 0, time.Minute)
+	if n, err := l.HoldCount(ctx); err != nil || n != 2 {
+		t.Fatalf("HoldCount = %d, %v; want 2", n, err)
+	}
+	if d, err := l.RemainingLease(ctx); err != nil || d <= 0 || d > time.Minute {
+		t.Fatalf("RemainingLease = %v, %v", d, err)
+	}
+	other := c.GetFairLock(l.Name())
+	if held, err := other.IsHeld(ctx); err != nil || held {
+		t.Fatalf("other owner: IsHeld = %v, %v", held, err)
+	}
+	l.Unlock(ctx)
+	l.Unlock(ctx)
+}

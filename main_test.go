@@ -126,3 +126,12 @@ func keyState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	}
 	return b.String()
 }
+
+func unlockN(t *testing.T, ctx context.Context, l *Lock, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock %d of %d: %v", i+1, n, err)
+		}
+	}
+}

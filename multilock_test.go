@@ -261,3 +261,27 @@ func BenchmarkMultiLockUncontended(b *testing.B) {
 		}
 	})
 }
+
+// A RedLock round cut by its context leaves none of the
+// locks it took held.
+func TestRedLockContextEndsMidRoundLeavesNoLockHeld(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	other := newClient(t, rdb, nil)
+	base := "test:redlock:" + t.Name()
+	mustTryLock(t, ctx, other.GetLock(base+":2"), 0, time.Minute)
+	locks := []*Lock{c.GetLock(base + ":0"), c.GetLock(base + ":1"), c.GetLock(base + ":2")}
+	rl := NewRedLock(locks...)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	ok, err := rl.TryLock(short, 10*time.Second, time.Minute)
+	if ok || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TryLock = %v, %v; want false, DeadlineExceeded", ok, err)
+	}
+	for _, l := range locks[:2] {
+		if held, err := l.IsLocked(ctx); err != nil || held {
+			t.Fatalf("%s left held (%v, %v) after the round was cut", l.Name(), held, err)
+		}
+	}
+}

@@ -3,9 +3,12 @@ package redisson
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,4 +247,140 @@ func TestPubSubWakePolicy(t *testing.T) {
 	if _, err := subs[0].wait(cctx, 10*time.Second); !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait = %v; want Canceled", err)
 	}
+}
+
+// After a server restart, the presence check replaces the
+// connection at most a few times and then leaves it alone.
+func TestPubSubHealthCheckSettlesAfterRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, &Options{PubSubHealthCheck: 50 * time.Millisecond})
+	ctx := testCtx(t, time.Minute)
+	name := "test:presence:" + t.Name()
+	topic := GetTopic[string](c, name)
+	ch, cancel, err := topic.Channel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	srv.Restart(t)
+	eventually(t, 15*time.Second, "re-subscribed", func() bool { return rdb.PubSubNumSub(ctx, name).Val()[name] == 1 })
+	time.Sleep(2 * time.Second)
+	before := c.pubsub.replaced.Load()
+	time.Sleep(3 * time.Second)
+	if n := c.pubsub.replaced.Load() - before; n != 0 {
+		t.Fatalf("%d replacements of a healthy connection", n)
+	}
+	t.Logf("replacements over the restart: %d", before)
+	if _, err := topic.Publish(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("message not delivered after restart")
+	}
+}
+
+// A Topic and the object waiters of a client share one channel entry per
+// channel name. A topic listening to a lock's channel (to monitor unlocks,
+// say), or a topic subscription still lingering there, may create the
+// entry first; the lock's local waiters must still hear the unlock, and not
+// wait out their whole wait.
+func TestPubSubTopicOnLockChannelKeepsLockWaitersWoken(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	holder := newClient(t, rdb, nil)
+	name := "test:topic-lock:" + t.Name()
+	monitor, err := GetTopic[string](c, prefixName("redisson_lock__channel", name), WithCodec(StringCodec{})).
+		Subscribe(ctx, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer monitor.Close()
+	hl := holder.GetLock(name)
+	mustTryLock(t, ctx, hl, 0, time.Minute)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = hl.Unlock(ctx)
+	}()
+	start := time.Now()
+	ok, err := c.GetLock(name).TryLock(ctx, 8*time.Second, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the holder unlocked: %v, %v (after %v)", ok, err, time.Since(start))
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Fatalf("waiter woke %v after a release at 500ms", took)
+	}
+}
+
+// A pub/sub connection that goes silent (no RST) is noticed by the
+// health check and replaced, so that waiters still hear unlocks. Only the
+// pub/sub connection goes through the proxy.
+func TestPubSubSilentConnectionReplacedByHealthCheck(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	direct := srv.Client(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, direct)
+	holder := newClient(t, direct, nil).GetLock(name)
+	mustTryLock(t, ctx, holder, 0, time.Minute)
+
+	var armed atomic.Bool // the next dial goes through the proxy; CLIENT SETNAME viaproxy
+	rw := redis.NewClient(&redis.Options{Addr: srv.Addr(), Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		if !armed.CompareAndSwap(true, false) {
+			return d.DialContext(ctx, network, addr)
+		}
+		conn, err := d.DialContext(ctx, network, proxy.Addr())
+		if err != nil {
+			return nil, err
+		}
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err = conn.Write([]byte("*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$8\r\nviaproxy\r\n")); err == nil {
+			_, err = io.ReadFull(conn, make([]byte, 5)) // +OK\r\n
+		}
+		conn.SetDeadline(time.Time{})
+		if err != nil {
+			conn.Close()
+		}
+		return conn, err
+	}})
+	t.Cleanup(func() { rw.Close() })
+	if err := rw.Ping(ctx).Err(); err != nil { // a direct command connection, idle in the pool
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	c := newClient(t, rw, &Options{PubSubHealthCheck: 200 * time.Millisecond})
+	got := make(chan error, 1)
+	w := c.GetLock(name)
+	go func() { got <- w.Lock(ctx) }()
+	eventually(t, 10*time.Second, "waiter subscribed through the proxy", func() bool {
+		for _, line := range strings.Split(direct.ClientList(ctx).Val(), "\n") {
+			if strings.Contains(line, " name=viaproxy ") && !strings.Contains(line, " sub=0 ") {
+				return true
+			}
+		}
+		return false
+	})
+	proxy.Partition(true)
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := rw.Ping(pctx).Err(); err != nil {
+		t.Fatalf("commands go through the proxy too: %v", err)
+	}
+	time.Sleep(time.Second) // about 5 health-check intervals
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter not woken 5s after the unlock (holder's lease 60s): the silent pub/sub connection was not replaced")
+	}
+	unlockN(t, ctx, w, 1)
 }

@@ -99,3 +99,56 @@ func BenchmarkReplicaAck(b *testing.B) {
 		})
 	}
 }
+
+// With ReplicaAck on Cluster, an acquisition goes through the cluster
+// client's MOVED/ASK handling and run's migration retry, even though it
+// waits for replicas on the node it ran on: after a slot migration (the
+// client's slot map stale for up to ~10s) and during one (ASK, TRYAGAIN),
+// the answer is ErrNotReplicated each time (the cluster has no replicas),
+// never a raw "MOVED" error.
+func TestReplicaAckClusterNotReplicatedAcrossSlotMigration(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t, 2*time.Minute)
+	c := newClient(t, cl.Client(t), &Options{ReplicaAck: ReplicaAck{Replicas: 1, Timeout: 20 * time.Millisecond}})
+	name := "test:replica-ack:" + t.Name()
+	l := c.GetLock(name)
+	if ok, err := l.TryLock(ctx, 0, time.Minute); ok || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("before migration: %v, %v; want ErrNotReplicated", ok, err)
+	}
+	slot := cl.SlotOf(t, name)
+	from := cl.SlotOwner(t, slot)
+	var to string
+	for _, m := range cl.Masters(t) {
+		if m != from {
+			to = m
+			break
+		}
+	}
+	cl.MigrateSlot(t, slot, to)
+	for i := 0; i < 3; i++ {
+		ok, err := l.TryLock(ctx, 0, time.Minute)
+		if ok || !errors.Is(err, ErrNotReplicated) {
+			t.Fatalf("attempt %d after migrating slot %d from %s to %s: %v, %v; want ErrNotReplicated", i, slot, from, to, ok, err)
+		}
+	}
+	// Mid-migration (finished 500ms later, within run's retry window):
+	// the lock's keys do not exist on the source, which answers ASK, and
+	// the target answers TRYAGAIN until the migration ends.
+	m := cl.BeginSlotMigration(t, slot, from)
+	type result struct {
+		ok  bool
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ok, err := l.TryLock(ctx, 0, time.Minute)
+		res <- result{ok, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	m.Finish(t)
+	r := <-res
+	ok, err := r.ok, r.err
+	if ok || !errors.Is(err, ErrNotReplicated) {
+		t.Fatalf("during the migration of slot %d back to %s: %v, %v; want ErrNotReplicated", slot, from, ok, err)
+	}
+}

@@ -492,3 +492,21 @@ func TestLockLatchesDoNotPileUp(t *testing.T) {
 		t.Fatalf("%d keys left; want only the fencing counter: %v", n, rdb.Keys(ctx, "*").Val())
 	}
 }
+
+// A token key of the wrong type fails the acquire before it writes
+// anything.
+func TestLockTokenKeyWrongTypeWritesNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	rdb.HSet(ctx, prefixName("redisson_lock_token", name), "x", "y")
+	before := keyState(t, rdb, name)
+	ok, err := newClient(t, rdb, nil).GetLock(name).TryLock(ctx, 0, 0)
+	if ok || !errors.Is(err, ErrWrongType) {
+		t.Errorf("TryLock = %v, %v; want false, ErrWrongType", ok, err)
+	}
+	if after := keyState(t, rdb, name); after != before {
+		t.Fatalf("Redis changed by a failed acquire:\nbefore %s\nafter  %s", before, after)
+	}
+}

@@ -423,3 +423,78 @@ func mapInterop[T comparable](t *testing.T, ctx context.Context, rdb redis.Unive
 		}
 	}
 }
+
+// TestMapReadAllUnhashableKeyIsCodecError checks that a Map[any, V] whose hash holds a field
+// that decodes to a slice or a map (a Java List key, or a Go slice put as
+// key) does not panic in ReadAll; it is a codec error.
+func TestMapReadAllUnhashableKeyIsCodecError(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	m := GetMap[any, string](c, name)
+	if _, err := m.FastPut(ctx, []any{"x", int64(1)}, "v"); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("ReadAll panicked: %v", r)
+			}
+		}()
+		_, err = m.ReadAll(ctx)
+	}()
+	if !errors.Is(err, ErrCodec) {
+		t.Fatalf("ReadAll of a hash with a list key = %v; want ErrCodec", err)
+	}
+}
+
+// TestMapAddAndGetOtherNumericKindIsCodecError checks that, with MsgpackCodec, a stored Java Double
+// (float 64) is not an integer of V=int64's kind, nor a stored Long one of
+// V=float64's: the doc promises ErrCodec and an unchanged map, not a value
+// silently rewritten in the other type (which Java then reads as an Integer
+// where it wrote a Double).
+func TestMapAddAndGetOtherNumericKindIsCodecError(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	field := "\xa1k"                                  // msgpack "k"
+	double3 := "\xcb\x40\x08\x00\x00\x00\x00\x00\x00" // Jackson's Double 3.0
+	long5 := "\x05"                                   // Jackson's Long 5
+	for _, tc := range []struct {
+		stored string
+		add    func() (any, error)
+	}{
+		{double3, func() (any, error) { return GetMap[string, int64](c, name).AddAndGet(ctx, "k", 1) }},
+		{long5, func() (any, error) { return GetMap[string, float64](c, name).AddAndGet(ctx, "k", 0.5) }},
+	} {
+		rdb.HSet(ctx, name, field, tc.stored)
+		v, err := tc.add()
+		got, _ := rdb.HGet(ctx, name, field).Result()
+		if !errors.Is(err, ErrCodec) || got != tc.stored {
+			t.Errorf("AddAndGet on stored %x = %v, %v, now stored %x; want ErrCodec and %x unchanged", tc.stored, v, err, got, tc.stored)
+		}
+	}
+}
+
+// TestMapFloatZeroKeysSizeMatchesReadAll checks that, although 0.0 and
+// -0.0 are one key in Go (==) but two fields in Redis, ReadAll returns as
+// many entries as Size counts (it does not silently drop one).
+func TestMapFloatZeroKeysSizeMatchesReadAll(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	m := GetMap[float64, string](c, uniqueName(t, rdb))
+	for i, k := range []float64{0, math.Copysign(0, -1)} {
+		if _, err := m.FastPut(ctx, k, strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := m.Size(ctx)
+	all, err2 := m.ReadAll(ctx)
+	if err != nil || err2 != nil || int64(len(all)) != n {
+		t.Fatalf("Size = %d, %v; ReadAll = %v (%d entries), %v; want them to agree", n, err, all, len(all), err2)
+	}
+}

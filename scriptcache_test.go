@@ -142,3 +142,41 @@ func TestScriptsFlushMidWorkload(t *testing.T) {
 	}
 	t.Logf("%d lock cycles across 10 SCRIPT FLUSHes", ops)
 }
+
+// On NOSCRIPT the script is loaded on every master, and a master that has
+// nothing to do with the call (down, its slots not covered) failing the
+// SCRIPT LOAD does not fail the call. With cluster-require-full-coverage
+// no, the healthy masters keep serving their slots; a lock there still
+// works after its node lost its scripts.
+func TestScriptCacheLoadIgnoresUnrelatedDeadMaster(t *testing.T) {
+	cl := redistest.StartClusterWith(t, 3, 0, []string{"--cluster-require-full-coverage", "no"})
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, cl.Client(t), nil)
+	name := "test:noscript:" + t.Name()
+	owner := cl.SlotOwner(t, cl.SlotOf(t, name))
+	var dead string
+	for _, m := range cl.Masters(t) {
+		if m != owner {
+			dead = m
+			break
+		}
+	}
+	for _, s := range cl.Servers() {
+		if s.Addr() == dead {
+			s.Kill()
+		}
+	}
+	o := redis.NewClient(&redis.Options{Addr: owner})
+	defer o.Close()
+	if err := o.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	l := c.GetLock(name)
+	ok, err := l.TryLock(ctx, 0, time.Minute)
+	if !ok || err != nil {
+		t.Fatalf("TryLock on %s (healthy, scripts flushed) with %s down: %v, %v; want true, nil", owner, dead, ok, err)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -408,3 +408,56 @@ func BenchmarkTopic(b *testing.B) {
 		sub.Close()
 	})
 }
+
+// A handler that closes its own subscription, and a handler
+// blocked while the client closes, both end (goleak checks the rest).
+func TestTopicSubscriptionEndsOnSelfCloseAndClientClose(t *testing.T) {
+	rdb := sharedRedis(t)
+	c, err := New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, time.Minute)
+	topic := GetTopic[int](c, "test:topic:"+t.Name())
+	var self *TopicSubscription
+	selfReady := make(chan struct{})
+	self, err = topic.Subscribe(ctx, func(int) { <-selfReady; self.Close() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(selfReady)
+	release := make(chan struct{})
+	blocked, err := topic.Subscribe(ctx, func(int) { <-release })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, cancel, err := topic.Channel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cancel
+	for i := 0; i < 3; i++ {
+		if _, err := topic.Publish(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-self.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("self-closing subscriber still running")
+	}
+	if v := <-ch; v != 0 {
+		t.Fatalf("Channel got %d; want 0", v)
+	}
+	c.Close()
+	close(release)
+	select {
+	case <-blocked.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked subscriber still running after client Close")
+	}
+	for range ch { // closed after client Close
+	}
+	blocked.Close()
+	cancel()
+}

@@ -11,7 +11,7 @@ import (
 // RFC 7239 proxies append their element to the field value the client sent
 // (same line), so an unterminated quote in the client's part must not
 // swallow the element the trusted proxy appended.
-func TestForwardedUnbalancedQuoteKeepsClient(t *testing.T) {
+func TestClientIPForwardedUnbalancedQuoteKeepsProxyElement(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	for _, sent := range []string{`for="`, `for="1.1.1.1`, `for=x;by="a\`, `"`} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -28,7 +28,7 @@ func TestForwardedUnbalancedQuoteKeepsClient(t *testing.T) {
 // shows it in RemoteAddr) is still trusted: ClientIP unmaps the addresses
 // it compares, so a mapped prefix must match their IPv4 form. Otherwise the
 // header is ignored and every client behind the proxy shares its bucket.
-func TestTrustedMappedPrefix(t *testing.T) {
+func TestClientIPTrustedMappedPrefix(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/104")}
 	for _, remote := range []string{"[::ffff:10.0.0.1]:80", "10.0.0.1:80"} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)

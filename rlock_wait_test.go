@@ -1,0 +1,103 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// A waiter queued behind a local waiter that gave up is bounded by the
+// holder's lease, not by the watchdog timeout.
+func TestLockQueuedWaiterBoundedByHolderLease(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	mustTryLock(t, ctx, newClient(t, rdb, nil).GetLock(name), 0, time.Second) // never unlocked
+	start := time.Now()
+	b := newClient(t, srv.Client(t), nil)
+	w1 := make(chan error, 1)
+	go func() {
+		ok, err := b.GetLock(name).TryLock(ctx, 500*time.Millisecond, 0)
+		if ok {
+			err = errors.New("W1 acquired a lock held for 1s within 500ms")
+		}
+		w1 <- err
+	}()
+	eventually(t, 10*time.Second, "W1 subscribed", func() bool { return b.pubsub.listening(prefixName("redisson_lock__channel", name)) })
+	wctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	w2 := b.GetLock(name)
+	err := w2.Lock(wctx)
+	waited := time.Since(start)
+	if werr := <-w1; werr != nil {
+		t.Errorf("W1: %v", werr)
+	}
+	if err != nil {
+		t.Fatalf("W2 Lock after %v: %v (holder's lease 1s)", waited, err)
+	}
+	if waited > 5*time.Second {
+		t.Errorf("W2 acquired after %v; holder's lease was 1s", waited)
+	}
+	unlockN(t, ctx, w2, 1)
+}
+
+// A wake-up that reaches a waiter just as its context ends is passed on
+// to the next waiter. The wake-up is delivered to W1, blocked in its wait,
+// and W1's context cancelled at once: W1 returns with the wake-up in hand
+// but its context ended, which must not swallow it.
+func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	a := newClient(t, rdb, nil)
+	b := newClient(t, srv.Client(t), nil)
+	ctx := testCtx(t, 3*time.Minute)
+	waiters := func(channel string) int {
+		b.pubsub.mu.Lock()
+		defer b.pubsub.mu.Unlock()
+		if e := b.pubsub.entries[b.pubsub.objectKey(channel)]; e != nil && e.confirmed {
+			return len(e.waiters)
+		}
+		return -1
+	}
+	type result struct {
+		ok  bool
+		err error
+		l   *Lock
+	}
+	for i := 0; i < 6; i++ {
+		name := uniqueName(t, rdb)
+		channel := prefixName("redisson_lock__channel", name)
+		mustTryLock(t, ctx, a.GetLock(name), 0, time.Minute)
+		ctx1, cancel1 := context.WithCancel(ctx)
+		w1 := make(chan result, 1)
+		go func() { l := b.GetLock(name); err := l.Lock(ctx1); w1 <- result{err == nil, err, l} }()
+		eventually(t, 10*time.Second, "W1 waiting", func() bool { return waiters(channel) == 1 })
+		w2 := make(chan result, 1)
+		go func() { l := b.GetLock(name); ok, err := l.TryLock(ctx, 15*time.Second, 0); w2 <- result{ok, err, l} }()
+		eventually(t, 10*time.Second, "W2 waiting", func() bool { return waiters(channel) == 2 })
+
+		rdb.Del(ctx, name) // the holder's release; its message is delivered here:
+		b.pubsub.mu.Lock()
+		conn := b.pubsub.entries[b.pubsub.objectKey(channel)].conn
+		b.pubsub.mu.Unlock()
+		b.pubsub.dispatch(conn, &redis.Message{Channel: channel, Payload: "0"})
+		cancel1()
+		start := time.Now()
+		if r := <-w1; r.ok {
+			if err := r.l.Unlock(ctx); err != nil { // W1 won after all: hand on
+				t.Fatal(err)
+			}
+		}
+		r := <-w2
+		waited := time.Since(start)
+		if !r.ok || r.err != nil || waited > 5*time.Second {
+			t.Fatalf("round %d: W2 TryLock(15s) = %v, %v after %v on a free lock; the wake-up given to W1 as its context ended was lost", i, r.ok, r.err, waited)
+		}
+		unlockN(t, ctx, r.l, 1)
+	}
+}

@@ -1,0 +1,43 @@
+package redisson
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// A renewal pass that takes longer than a renewal period (a third of the
+// lease) still renews: a pass cut off at one period would, on a link (or a
+// pass of 100,000 leases) slower than that, fail every time and lose every
+// lease, although each round trip fits in the lease.
+func TestWatchdogSlowRenewalPassKeepsLeases(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 2 * time.Second})
+	ctx := testCtx(t, time.Minute)
+	var held []*Lock
+	for i := 0; i < 5; i++ {
+		l := c.GetLock(fmt.Sprintf("slow-pass:%d", i))
+		mustTryLock(t, ctx, l, 0, 0)
+		held = append(held, l)
+	}
+	// Let one pass load the renewal script (a NOSCRIPT reload costs two more
+	// round trips), then slow the link.
+	eventually(t, 10*time.Second, "first renewal pass", func() bool { _, _, calls := c.watchdog.stats(); return calls > 0 })
+	proxy.SetLatency(450 * time.Millisecond) // round trip 0.9s > period 0.67s
+	time.Sleep(5 * time.Second)
+	proxy.SetLatency(0)
+	for _, l := range held {
+		if err := l.Err(); err != nil {
+			t.Fatalf("%s lost with renewals slower than a period but within the lease: %v", l.Name(), err)
+		}
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
