@@ -662,8 +662,6 @@ func (e *channelEntry) cancelDelayed() {
 	}
 }
 
-var ageWeight = true
-
 // wakeNow wakes up to n waiters in order (all when n < 0). Wake-ups that
 // find no waiter are kept for subscribers about to wait, up to one per
 // subscriber. Caller holds p.mu.
