@@ -344,16 +344,17 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 		sub.l = l
 		e.listeners = append(e.listeners, l)
 	}
-	if !fresh {
-		p.mu.Unlock()
-		return sub, nil
+	var fx effects
+	if fresh {
+		// A failed write is not fatal: the channel is subscribed again when
+		// the connection comes back (or resubscribeUnconfirmed sends it
+		// again); waits are bounded meanwhile.
+		c := e.conn
+		channels := append(p.presenceLocked(c), key.name)
+		p.queueLocked(&fx, c, func() { c.subscribe(channels...) })
 	}
-	// A failed write is not fatal: the channel is subscribed again when the
-	// connection comes back (or resubscribeUnconfirmed sends it again);
-	// waits are bounded meanwhile.
-	c := e.conn
-	channels := append(p.presenceLocked(c), key.name)
-	p.send(c, func() { c.subscribe(channels...) })
+	p.mu.Unlock()
+	p.flush(fx)
 	return sub, nil
 }
 
@@ -405,21 +406,40 @@ func (e *channelEntry) join(p *pubsubService) *subscription {
 	return &subscription{p: p, e: e, seq: e.seq}
 }
 
-// send queues write on connection c and releases p.mu. Writes on one
-// connection are sent in the order in which the decisions to write were
-// taken under p.mu, by one goroutine at a time (the first caller that finds
-// none sending), which starts c's receive loop after the first of them: a
-// read before would connect to a random node. No lock is held while a write
-// runs, so a write that hangs (dialing an unreachable node) delays only the
-// later writes of its own connection. Writes queued after the service
-// closed are not sent. Caller holds p.mu.
-func (p *pubsubService) send(c *psConn, write func()) {
+// effects are the writes a locked section decided on, for its caller to
+// carry out once it has released p.mu: the connections whose queued writes
+// it must send (see queueLocked). The zero value has none.
+type effects struct {
+	drain []*psConn
+}
+
+// queueLocked queues write on connection c. Writes on one connection are
+// sent in the order in which the decisions to write were taken under p.mu,
+// by one goroutine at a time: if none is sending c's writes, the caller
+// becomes it, and fx names c for its flush. Caller holds p.mu.
+func (p *pubsubService) queueLocked(fx *effects, c *psConn, write func()) {
 	c.queue = append(c.queue, write)
-	if c.writing {
-		p.mu.Unlock()
-		return
+	if !c.writing {
+		c.writing = true
+		fx.drain = append(fx.drain, c)
 	}
-	c.writing = true
+}
+
+// flush carries out fx. Caller does not hold p.mu.
+func (p *pubsubService) flush(fx effects) {
+	for _, c := range fx.drain {
+		p.drain(c)
+	}
+}
+
+// drain sends the writes queued on c until none is left, as the one
+// goroutine that set c.writing, and starts c's receive loop after the first
+// of them: a read before would connect to a random node. p.mu is released
+// while a write runs, so a write that hangs (dialing an unreachable node)
+// delays only the later writes of its own connection. Writes queued after
+// the service closed are not sent. Caller does not hold p.mu.
+func (p *pubsubService) drain(c *psConn) {
+	p.mu.Lock()
 	for len(c.queue) > 0 && !p.closed {
 		w := c.queue[0]
 		c.queue[0] = nil
@@ -547,6 +567,7 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) 
 // close leaves the subscription; the last one out unsubscribes in Redis.
 func (s *subscription) close() {
 	p, e := s.p, s.e
+	var fx effects
 	p.mu.Lock()
 	if s.l != nil {
 		for i, l := range e.listeners {
@@ -558,39 +579,43 @@ func (s *subscription) close() {
 	}
 	e.refs--
 	e.pending = min(e.pending, e.refs)
-	if e.refs > 0 || !e.confirmed {
-		// Unconfirmed and unused: dropped when its confirmation arrives, so
-		// that a later SUBSCRIBE of the channel is never confused with this one.
-		p.mu.Unlock()
-		return
+	// Unused but unconfirmed, it lingers from its confirmation on (see
+	// dispatch), so that a later SUBSCRIBE of the channel is never confused
+	// with this one.
+	if e.refs == 0 && e.confirmed {
+		p.lingerLocked(&fx, e)
 	}
-	p.idle(e)
-}
-
-// idle keeps an unused, confirmed channel subscribed for p.linger, so that
-// an object contended again soon pays no SUBSCRIBE and UNSUBSCRIBE, and its
-// new waiters still hear (and make) announcements. Caller holds p.mu, which
-// idle releases.
-func (p *pubsubService) idle(e *channelEntry) {
-	if p.linger <= 0 || p.closed {
-		p.drop(e)
-		return
-	}
-	e.idle = time.AfterFunc(p.linger, func() {
-		p.mu.Lock()
-		if p.entries[e.key] != e || e.refs > 0 || e.idle == nil {
-			p.mu.Unlock()
-			return
-		}
-		e.idle = nil
-		p.drop(e)
-	})
 	p.mu.Unlock()
+	p.flush(fx)
 }
 
-// drop forgets e and unsubscribes its channel. Caller holds p.mu, which drop
-// releases.
-func (p *pubsubService) drop(e *channelEntry) {
+// lingerLocked keeps an unused, confirmed channel subscribed for p.linger,
+// so that an object contended again soon pays no SUBSCRIBE and UNSUBSCRIBE,
+// and its new waiters still hear (and make) announcements; without linger
+// (or once closed) it drops the channel now. Caller holds p.mu.
+func (p *pubsubService) lingerLocked(fx *effects, e *channelEntry) {
+	if p.linger <= 0 || p.closed {
+		p.dropLocked(fx, e)
+		return
+	}
+	e.idle = time.AfterFunc(p.linger, func() { p.expire(e) })
+}
+
+// expire drops e when its linger ran out with nobody joining it.
+func (p *pubsubService) expire(e *channelEntry) {
+	var fx effects
+	p.mu.Lock()
+	if p.entries[e.key] == e && e.refs == 0 && e.idle != nil {
+		e.idle = nil
+		p.dropLocked(&fx, e)
+	}
+	p.mu.Unlock()
+	p.flush(fx)
+}
+
+// dropLocked forgets e and queues the unsubscribe of its channel. Caller
+// holds p.mu.
+func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
 	delete(p.entries, e.key)
 	e.cancelDelayed()
 	if e.idle != nil {
@@ -598,7 +623,7 @@ func (p *pubsubService) drop(e *channelEntry) {
 		e.idle = nil
 	}
 	c := e.conn
-	p.send(c, func() { c.unsubscribe(e.key.name) })
+	p.queueLocked(fx, c, func() { c.unsubscribe(e.key.name) })
 }
 
 func (e *channelEntry) remove(w *waiter) bool {
@@ -799,22 +824,23 @@ func (p *pubsubService) replace(c *psConn) {
 // for up to p.health.
 func (p *pubsubService) reroute(e *channelEntry, away string) {
 	addr, err := p.nodeAway(e.key, away)
+	var fx effects
 	p.mu.Lock()
-	if p.closed || p.entries[e.key] != e {
-		p.mu.Unlock()
-		return
+	if !p.closed && p.entries[e.key] == e {
+		if err != nil {
+			addr = e.conn.key.addr
+		}
+		c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
+		if c != e.conn {
+			p.rerouted.Add(1)
+		}
+		e.conn = c
+		e.asked = time.Now()
+		channels := append(p.presenceLocked(c), e.key.name)
+		p.queueLocked(&fx, c, func() { c.subscribe(channels...) })
 	}
-	if err != nil {
-		addr = e.conn.key.addr
-	}
-	c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
-	if c != e.conn {
-		p.rerouted.Add(1)
-	}
-	e.conn = c
-	e.asked = time.Now()
-	channels := append(p.presenceLocked(c), e.key.name)
-	p.send(c, func() { c.subscribe(channels...) })
+	p.mu.Unlock()
+	p.flush(fx)
 }
 
 // nodeAway is nodeOf, reloading the cluster's slot map while it still
@@ -892,63 +918,76 @@ func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
 
 // dispatch handles one message read from connection c.
 func (p *pubsubService) dispatch(c *psConn, msg any) {
+	var fx effects
 	p.mu.Lock()
 	switch m := msg.(type) {
 	case *redis.Message:
-		e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
-		if e == nil {
-			break
-		}
-		if e.policy != nil {
-			e.apply(p, e.policy(m.Payload))
-		}
-		for _, l := range e.listeners {
-			select {
-			case l.ch <- m.Payload:
-			default:
-				l.dropped.Add(1)
-			}
-		}
+		p.messageLocked(c, m)
 	case *redis.Subscription:
-		if m.Channel == p.presence && m.Kind == "subscribe" {
-			c.presenceAt = time.Now()
-			break
-		}
-		e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
-		if e == nil || e.conn != c {
-			break
-		}
-		switch m.Kind {
-		case "sunsubscribe":
-			// Unasked (the entry is still wanted): the slot left this
-			// node. An unconfirmed entry's sunsubscribe is the answer to an
-			// earlier drop of the same channel, not news.
-			if e.confirmed {
-				e.asked = time.Now()
-				if !p.closed {
-					p.loops.Add(1)
-					go func() {
-						defer p.loops.Done()
-						p.reroute(e, c.key.addr)
-					}()
-				}
-			}
-		case "subscribe", "ssubscribe":
-			if e.confirmed {
-				// Subscribed again after a reconnect: messages may have been
-				// lost meanwhile, so every waiter polls once more.
-				e.wakeNow(-1)
-				break
-			}
-			e.confirmed = true
-			close(e.ready)
-			if e.refs == 0 {
-				p.idle(e) // releases p.mu
-				return
-			}
-		}
+		p.subscriptionLocked(&fx, c, m)
 	}
 	p.mu.Unlock()
+	p.flush(fx)
+}
+
+// messageLocked hands a message to its channel's waiters and listeners.
+// Caller holds p.mu.
+func (p *pubsubService) messageLocked(c *psConn, m *redis.Message) {
+	e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+	if e == nil {
+		return
+	}
+	if e.policy != nil {
+		e.apply(p, e.policy(m.Payload))
+	}
+	for _, l := range e.listeners {
+		select {
+		case l.ch <- m.Payload:
+		default:
+			l.dropped.Add(1)
+		}
+	}
+}
+
+// subscriptionLocked handles a (un)subscribe confirmation, asked or not.
+// Caller holds p.mu.
+func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subscription) {
+	if m.Channel == p.presence && m.Kind == "subscribe" {
+		c.presenceAt = time.Now()
+		return
+	}
+	e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+	if e == nil || e.conn != c {
+		return
+	}
+	switch m.Kind {
+	case "sunsubscribe":
+		// Unasked (the entry is still wanted): the slot left this node. An
+		// unconfirmed entry's sunsubscribe is the answer to an earlier drop
+		// of the same channel, not news.
+		if e.confirmed {
+			e.asked = time.Now()
+			if !p.closed {
+				p.loops.Add(1)
+				go func() {
+					defer p.loops.Done()
+					p.reroute(e, c.key.addr)
+				}()
+			}
+		}
+	case "subscribe", "ssubscribe":
+		if e.confirmed {
+			// Subscribed again after a reconnect: messages may have been
+			// lost meanwhile, so every waiter polls once more.
+			e.wakeNow(-1)
+			return
+		}
+		e.confirmed = true
+		close(e.ready)
+		if e.refs == 0 {
+			p.lingerLocked(fx, e)
+		}
+	}
 }
 
 // close stops the receive loops, wakes every waiter with ErrClientClosed and
