@@ -7,14 +7,6 @@ import (
 	"time"
 )
 
-// waiting describes the caller of an attempt: whether it listens on the
-// object's channel (so it should announce success, if the object does
-// that), and for how long it has waited for a message.
-type waiting struct {
-	subscribed bool
-	age        time.Duration
-}
-
 // attempt makes one try at taking something (a lock, permits). It reports
 // whether it succeeded and, when not, how long until trying again is worth
 // it: the holder's remaining lease, or a negative value when unknown.
