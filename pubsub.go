@@ -92,9 +92,9 @@ type pubsubService struct {
 	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
 	entries  map[chanKey]*channelEntry
 	closed   bool
-	rerouted atomic.Int64 // channels moved to another node's connection (for tests)
-	replaced atomic.Int64 // connections replaced (for tests)
-	plain    sync.Map     // object channels that stay plain whatever the mode
+	rerouted int      // channels moved to another node's connection: see stats
+	replaced int      // connections replaced: see stats
+	plain    sync.Map // object channels that stay plain whatever the mode
 }
 
 func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
@@ -219,17 +219,17 @@ func (p *pubsubService) close() {
 	p.loops.Wait()
 }
 
-// channels reports how many channels are subscribed, lingering ones
-// included (for tests).
-func (p *pubsubService) channels() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.entries)
+// pubsubStats is a snapshot of the service's counts.
+type pubsubStats struct {
+	channels    int // channels subscribed, lingering ones included
+	connections int // pub/sub connections open
+	rerouted    int // channels moved to another node's connection so far
+	replaced    int // connections replaced so far
 }
 
-// connections reports how many pub/sub connections are open (for tests).
-func (p *pubsubService) connections() int {
+// stats returns a snapshot of the service's counts (read by tests).
+func (p *pubsubService) stats() pubsubStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.conns)
+	return pubsubStats{channels: len(p.entries), connections: len(p.conns), rerouted: p.rerouted, replaced: p.replaced}
 }

@@ -226,7 +226,7 @@ func (p *pubsubService) replace(c *psConn) {
 		return
 	}
 	c.retired = true
-	p.replaced.Add(1)
+	p.replaced++
 	delete(p.conns, c.key)
 	var moved []*channelEntry
 	for _, e := range p.entries {
@@ -260,7 +260,7 @@ func (p *pubsubService) reroute(e *channelEntry, away string) {
 		}
 		c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
 		if c != e.conn {
-			p.rerouted.Add(1)
+			p.rerouted++
 		}
 		e.conn = c
 		e.asked = time.Now()

@@ -63,7 +63,7 @@ func TestPubSubOneConnectionForManyWaiters(t *testing.T) {
 		}()
 	}
 	eventually(t, 30*time.Second, "all 1000 channels subscribed", func() bool {
-		return waiterClient.pubsub.channels() == n
+		return waiterClient.pubsub.stats().channels == n
 	})
 	eventually(t, 30*time.Second, "Redis sees 1000 channels", func() bool {
 		return len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == n
@@ -84,7 +84,7 @@ func TestPubSubOneConnectionForManyWaiters(t *testing.T) {
 		}
 	}
 	eventually(t, 10*time.Second, "every channel unsubscribed", func() bool {
-		return waiterClient.pubsub.channels() == 0 && len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == 0
+		return waiterClient.pubsub.stats().channels == 0 && len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == 0
 	})
 }
 
