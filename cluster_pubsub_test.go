@@ -351,7 +351,7 @@ func TestClusterProbeFailureNotRemembered(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	c := newClient(t, rdb, nil)
 	ctx := testCtx(t, 30*time.Second)
-	if _, err := c.pubsub.subscribe(ctx, "redisson_lock__channel:{probe}", lockWakePolicy); err == nil {
+	if _, err := c.pubsub.subscribe(ctx, objectChannel{name: "redisson_lock__channel:{probe}"}, lockWakePolicy); err == nil {
 		t.Fatal("subscribe with an unreachable cluster succeeded; want the probe's error")
 	}
 	if c.pubsub.sharded.Load() != 0 {

@@ -34,6 +34,16 @@ type chanKey struct {
 	sharded bool
 }
 
+// objectChannel is an object's channel as the object publishes it: by the
+// mode in force (sharded on a Cluster that supports it), or, when plain, with
+// PUBLISH whatever the mode, for an object whose scripts run in another slot
+// than the channel's, where SPUBLISH could not reach it (a latch whose name
+// carries its own hash tag). The object decides; the service keeps no list.
+type objectChannel struct {
+	name  string
+	plain bool
+}
+
 // pubsubService multiplexes every channel this client listens to over one
 // go-redis PubSub (one connection), or, with sharded pub/sub on Cluster, one
 // per master node. Subscriptions are reference-counted: the first local
@@ -92,9 +102,8 @@ type pubsubService struct {
 	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
 	entries  map[chanKey]*channelEntry
 	closed   bool
-	rerouted int      // channels moved to another node's connection: see stats
-	replaced int      // connections replaced: see stats
-	plain    sync.Map // object channels that stay plain whatever the mode
+	rerouted int // channels moved to another node's connection: see stats
+	replaced int // connections replaced: see stats
 }
 
 func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
@@ -177,18 +186,9 @@ func (p *pubsubService) publishArgBackground() any {
 }
 
 // objectKey is the subscription key of an object channel, by the mode in
-// force (plain until probed).
-func (p *pubsubService) objectKey(channel string) chanKey {
-	if _, ok := p.plain.Load(channel); ok {
-		return chanKey{name: channel}
-	}
-	return chanKey{name: channel, sharded: p.sharded.Load() == 2}
-}
-
-// keepPlain makes an object channel plain whatever the mode: its scripts
-// run in another slot, where SPUBLISH could not reach it.
-func (p *pubsubService) keepPlain(channel string) {
-	p.plain.Store(channel, struct{}{})
+// force (plain until probed) unless the channel is plain.
+func (p *pubsubService) objectKey(ch objectChannel) chanKey {
+	return chanKey{name: ch.name, sharded: !ch.plain && p.sharded.Load() == 2}
 }
 
 // close stops the receive loops, wakes every waiter with ErrClientClosed and

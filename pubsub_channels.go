@@ -83,11 +83,12 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	return sub, nil
 }
 
-// listening reports whether this client listens to an object channel.
+// listening reports whether this client listens to an object channel that
+// follows the mode (a lock's or a semaphore's).
 func (p *pubsubService) listening(channel string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.entries[p.objectKey(channel)] != nil
+	return p.entries[p.objectKey(objectChannel{name: channel})] != nil
 }
 
 // join adds a subscriber. Caller holds p.mu.

@@ -29,26 +29,22 @@ type waiter struct {
 // subscribe joins an object channel, subscribing in Redis if nobody in
 // this client listens to it yet. It does not wait for Redis to confirm: see
 // ready.
-func (p *pubsubService) subscribe(ctx context.Context, channel string, policy wakePolicy) (*subscription, error) {
+func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*subscription, error) {
 	sharded, err := p.objectsSharded(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := chanKey{name: channel, sharded: sharded}
-	if _, ok := p.plain.Load(channel); ok {
-		key.sharded = false
-	}
-	return p.subscribeKey(ctx, key, policy, nil)
+	return p.subscribeKey(ctx, chanKey{name: ch.name, sharded: sharded && !ch.plain}, policy, nil)
 }
 
 // join joins an object channel if this client already listens to it and
 // Redis confirmed that, without I/O; it returns nil otherwise. queued
 // reports whether other local waiters are already waiting on it; yield how
 // long a new caller should leave the object to other clients' waiters first.
-func (p *pubsubService) join(channel string) (sub *subscription, queued bool, yield time.Duration) {
+func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, yield time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e := p.entries[p.objectKey(channel)]
+	e := p.entries[p.objectKey(ch)]
 	if e == nil || !e.confirmed || p.closed || e.policy == nil {
 		return nil, false, 0
 	}
@@ -60,13 +56,13 @@ func (p *pubsubService) join(channel string) (sub *subscription, queued bool, yi
 // what their woken waiter needs to retry.
 const yieldWindow = 2 * time.Millisecond
 
-// yield makes this client's next callers on an object channel wait
-// yieldWindow before their first try (no effect if the client does not
-// listen to channel).
+// yield makes this client's next callers on an object channel that follows
+// the mode (a lock's) wait yieldWindow before their first try (no effect if
+// the client does not listen to channel).
 func (p *pubsubService) yield(channel string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.entries[p.objectKey(channel)]; e != nil {
+	if e := p.entries[p.objectKey(objectChannel{name: channel})]; e != nil {
 		e.yieldTill = time.Now().Add(yieldWindow)
 	}
 }
