@@ -77,12 +77,15 @@ type objectChannel struct {
 // field of every channelEntry and psConn except the immutable ones (key,
 // ps, ready), and the waiter queues; sharded is atomic; the other fields are
 // set by newPubSub and never written again (closing is closed once, under
-// mu). A subscription belongs to the goroutine that made it; a listener's
-// dropped count is atomic. mu is the only mutex, and no function releases
-// it for its caller: a section that decides writes returns them as effects,
-// which the caller carries out with flush after mu.Unlock(). Channel sends
-// under mu never block: a waiter's channel has room for its single wake-up,
-// a listener's send is dropped when its buffer is full, ready is closed.
+// mu). A subscription's fields are set when it is made, except since,
+// which only the goroutine waiting on it writes; a listener's dropped count
+// is atomic. mu is the only mutex of the service, so there is no lock
+// order, and no function releases it for its caller: a section that
+// decides network writes queues them and returns them as effects, which the
+// caller carries out with flush after mu.Unlock(). Wake-ups are delivered
+// under mu, as channel sends that never block: a waiter's channel has room
+// for its single wake-up, a listener's send is dropped when its buffer is
+// full, ready is closed once.
 //
 // Topics use the same connections: a topic's local subscribers are
 // listeners of its channel entry, each with its own buffer.

@@ -30,10 +30,11 @@ type psConn struct {
 	ps      *redis.PubSub
 	started bool // its receive loop runs; guarded by pubsubService.mu
 	// writes waiting to be sent, in the order decided, and whether a
-	// goroutine is sending them; guarded by pubsubService.mu. See send.
+	// goroutine is sending them; guarded by pubsubService.mu. See
+	// queueLocked.
 	queue   []func()
 	writing bool
-	retired bool // replaced: its loop returns at its next read
+	retired bool // replaced: its loop returns at its next read; guarded by pubsubService.mu
 
 	// The presence channel (single node or Sentinel only), guarded by
 	// pubsubService.mu: whether its SUBSCRIBE was sent, and when Redis last
