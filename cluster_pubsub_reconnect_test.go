@@ -34,11 +34,11 @@ func TestClusterShardedReplaceBacksOffWhileMasterDown(t *testing.T) {
 			s.Kill()
 		}
 	}
-	eventually(t, 10*time.Second, "connection replaced", func() bool { return c.pubsub.replaced.Load() > 0 })
-	before := c.pubsub.replaced.Load()
+	eventually(t, 10*time.Second, "connection replaced", func() bool { return c.pubsub.stats().replaced > 0 })
+	before := c.pubsub.stats().replaced
 	time.Sleep(3 * time.Second)
 	// With the back-off growing 20ms, 40ms, ... up to 1s, 3s allow about 7.
-	if n := c.pubsub.replaced.Load() - before; n > 30 {
+	if n := c.pubsub.stats().replaced - before; n > 30 {
 		t.Fatalf("%d connection replacements in 3s while the master is down; want a growing back-off (< 30)", n)
 	}
 }
@@ -95,7 +95,7 @@ func TestClusterShardedHungDialDoesNotStallOtherNodes(t *testing.T) {
 	if err := a.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "connection to A replaced", func() bool { return c.pubsub.replaced.Load() > 0 })
+	eventually(t, 10*time.Second, "connection to A replaced", func() bool { return c.pubsub.stats().replaced > 0 })
 	time.Sleep(200 * time.Millisecond)
 
 	start := time.Now()
@@ -150,7 +150,7 @@ func TestClusterShardedMigratedChannelReroutedWithoutReplace(t *testing.T) {
 		return dst.PubSubShardNumSub(ctx, moving).Val()[moving] == 1
 	})
 	_ = rdb
-	if n := c.pubsub.replaced.Load(); n != 0 {
+	if n := c.pubsub.stats().replaced; n != 0 {
 		t.Fatalf("%d connections replaced to re-route one channel after a migration; want 0", n)
 	}
 }

@@ -113,8 +113,8 @@ func TestClusterShardedLockChannels(t *testing.T) {
 				return sharded == 1 && plain == 0
 			})
 		}
-		if mode == PubSubAuto && waiter.pubsub.connections() != 3 {
-			t.Fatalf("waiter client uses %d pub/sub connections; want 3 (one per master)", waiter.pubsub.connections())
+		if mode == PubSubAuto && waiter.pubsub.stats().connections != 3 {
+			t.Fatalf("waiter client uses %d pub/sub connections; want 3 (one per master)", waiter.pubsub.stats().connections)
 		}
 		start := time.Now()
 		for _, l := range held {
@@ -298,7 +298,7 @@ func TestClusterShardedSlotMigration(t *testing.T) {
 	eventually(t, 20*time.Second, "channel subscribed on the new node", func() bool {
 		return dst.PubSubShardNumSub(ctx, channel).Val()[channel] == 1
 	})
-	if waiter.pubsub.rerouted.Load() == 0 {
+	if waiter.pubsub.stats().rerouted == 0 {
 		t.Fatal("no channel was re-routed")
 	}
 	start := time.Now()
@@ -351,13 +351,13 @@ func TestClusterProbeFailureNotRemembered(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	c := newClient(t, rdb, nil)
 	ctx := testCtx(t, 30*time.Second)
-	if _, err := c.pubsub.subscribe(ctx, "redisson_lock__channel:{probe}", lockWakePolicy); err == nil {
+	if _, err := c.pubsub.subscribe(ctx, objectChannel{name: "redisson_lock__channel:{probe}"}, lockWakePolicy); err == nil {
 		t.Fatal("subscribe with an unreachable cluster succeeded; want the probe's error")
 	}
 	if c.pubsub.sharded.Load() != 0 {
 		t.Fatalf("a failed probe was remembered as mode %d", c.pubsub.sharded.Load())
 	}
-	if c.pubsub.channels() != 0 {
+	if c.pubsub.stats().channels != 0 {
 		t.Fatal("a channel was subscribed after the probe failed")
 	}
 	ok, err := c.GetLock("probe").TryLock(ctx, 100*time.Millisecond, time.Second)

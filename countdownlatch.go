@@ -60,9 +60,6 @@ func (c *Client) GetCountDownLatch(name string) *CountDownLatch {
 	}
 	if c.topo.isCluster() && strings.Contains(name, "{") {
 		l.inKeys = hashSlot(l.channel) == hashSlot(name)
-		if !l.inKeys {
-			c.pubsub.keepPlain(l.channel)
-		}
 	}
 	l.badName = c.nameError(latchKind, name, l.callPre)
 	return l
@@ -185,8 +182,10 @@ func (l *CountDownLatch) await(ctx context.Context, wait time.Duration) (bool, e
 	}
 	// After the failed first check, await checks again once subscribed
 	// and then after every message and at least every syncRecheck.
-	return l.c.await(ctx, latchKind, l.name, l.channel, latchWakePolicy, wait,
-		firstTry{done: true, retry: syncRecheck},
+	// A channel outside the count's slot is published plain (publishArg),
+	// so it is subscribed plain whatever the mode.
+	return l.c.awaitShared(ctx, latchKind, l.name, objectChannel{name: l.channel, plain: !l.inKeys}, latchWakePolicy, wait,
+		firstTry{done: true, retry: syncRecheck}, false,
 		func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 			ok, err := open(ctx)
 			return ok, syncRecheck, err

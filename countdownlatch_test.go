@@ -278,7 +278,7 @@ func TestCountDownLatchCancelledWaitLeavesNothing(t *testing.T) {
 	eventually(t, 10*time.Second, "PUBSUB NUMSUB back to 0", func() bool {
 		return rdb.PubSubNumSub(ctx, l.channel).Val()[l.channel] == 0
 	})
-	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.channels() == 0 })
+	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.stats().channels == 0 })
 }
 
 // A CountDown or TrySetCount whose reply was lost and that go-redis resent

@@ -82,7 +82,7 @@ func (l *Lock) fairTryLock(ctx context.Context, wait, lease time.Duration) (ok b
 	l.mu.Lock()
 	channel, field := l.channel+":"+l.field, l.field
 	l.mu.Unlock()
-	sub, err := l.c.pubsub.subscribe(ctx, channel, fairWakePolicy)
+	sub, err := l.c.pubsub.subscribe(ctx, objectChannel{name: channel}, fairWakePolicy)
 	if err != nil {
 		return false, err
 	}

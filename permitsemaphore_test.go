@@ -544,7 +544,7 @@ func TestPermitSemaphoreCancelLeavesNothing(t *testing.T) {
 		t.Fatalf("cancelled waits changed Redis:\n got %s\nwant %s", got, state)
 	}
 	eventually(t, 10*time.Second, "subscription dropped after the waiters left", func() bool {
-		return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0 && wc.pubsub.channels() == 0
+		return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0 && wc.pubsub.stats().channels == 0
 	})
 }
 

@@ -66,7 +66,7 @@ func TestPubSubOneConnectionForManyWaiters(t *testing.T) {
 		}()
 	}
 	eventually(t, 30*time.Second, "all 1000 channels subscribed", func() bool {
-		return waiterClient.pubsub.channels() == n
+		return waiterClient.pubsub.stats().channels == n
 	})
 	eventually(t, 30*time.Second, "Redis sees 1000 channels", func() bool {
 		return len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == n
@@ -87,7 +87,7 @@ func TestPubSubOneConnectionForManyWaiters(t *testing.T) {
 		}
 	}
 	eventually(t, 10*time.Second, "every channel unsubscribed", func() bool {
-		return waiterClient.pubsub.channels() == 0 && len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == 0
+		return waiterClient.pubsub.stats().channels == 0 && len(rdb.PubSubChannels(ctx, "redisson_lock__channel:*").Val()) == 0
 	})
 }
 
@@ -266,9 +266,9 @@ func TestPubSubHealthCheckSettlesAfterRestart(t *testing.T) {
 	srv.Restart(t)
 	eventually(t, 15*time.Second, "re-subscribed", func() bool { return rdb.PubSubNumSub(ctx, name).Val()[name] == 1 })
 	time.Sleep(2 * time.Second)
-	before := c.pubsub.replaced.Load()
+	before := c.pubsub.stats().replaced
 	time.Sleep(3 * time.Second)
-	if n := c.pubsub.replaced.Load() - before; n != 0 {
+	if n := c.pubsub.stats().replaced - before; n != 0 {
 		t.Fatalf("%d replacements of a healthy connection", n)
 	}
 	t.Logf("replacements over the restart: %d", before)

@@ -146,7 +146,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 		}
 		first = firstTry{done: true, retry: retry}
 	}
-	return l.c.awaitShared(ctx, l.kind.what, l.name, l.channel, lockWakePolicy, wait, first, l.kind == readLock,
+	return l.c.awaitShared(ctx, l.kind.what, l.name, objectChannel{name: l.channel}, lockWakePolicy, wait, first, l.kind == readLock,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)
 		})

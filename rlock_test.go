@@ -255,7 +255,7 @@ func TestLockCancelledWaitLeavesNothing(t *testing.T) {
 	eventually(t, 10*time.Second, "PUBSUB NUMSUB back to 0", func() bool {
 		return rdb.PubSubNumSub(ctx, channel).Val()[channel] == 0
 	})
-	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.channels() == 0 })
+	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.stats().channels == 0 })
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 	waiters := func(channel string) int {
 		b.pubsub.mu.Lock()
 		defer b.pubsub.mu.Unlock()
-		if e := b.pubsub.entries[b.pubsub.objectKey(channel)]; e != nil && e.confirmed {
+		if e := b.pubsub.entries[b.pubsub.objectKey(objectChannel{name: channel})]; e != nil && e.confirmed {
 			return len(e.waiters)
 		}
 		return -1
@@ -83,7 +83,7 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 
 		rdb.Del(ctx, name) // the holder's release; its message is delivered here:
 		b.pubsub.mu.Lock()
-		conn := b.pubsub.entries[b.pubsub.objectKey(channel)].conn
+		conn := b.pubsub.entries[b.pubsub.objectKey(objectChannel{name: channel})].conn
 		b.pubsub.mu.Unlock()
 		b.pubsub.dispatch(conn, &redis.Message{Channel: channel, Payload: "0"})
 		cancel1()

@@ -416,7 +416,7 @@ func TestSemaphoreCancelledWaitLeavesNothing(t *testing.T) {
 	eventually(t, 10*time.Second, "PUBSUB NUMSUB back to 0", func() bool {
 		return rdb.PubSubNumSub(ctx, s.channel).Val()[s.channel] == 0
 	})
-	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.channels() == 0 })
+	eventually(t, 5*time.Second, "client tracks no channel", func() bool { return c.pubsub.stats().channels == 0 })
 }
 
 // A context cancelled while the acquire script is in flight leaves no

@@ -84,8 +84,8 @@ func sentinelWaiterFollowsMaster(t *testing.T, s *redistest.Sentinel) {
 		t.Fatal("waiter not woken within 30s of the unlock on the new master (lease 1m)")
 	}
 	t.Logf("SUMMARY sentinel: waiter woken %v after the unlock on the new master; pub/sub connections replaced: %d",
-		time.Since(start), waiter.pubsub.replaced.Load())
-	if waiter.pubsub.replaced.Load() == 0 {
+		time.Since(start), waiter.pubsub.stats().replaced)
+	if waiter.pubsub.stats().replaced == 0 {
 		t.Fatal("the waiter's pub/sub connection was never moved to the new master")
 	}
 }

@@ -201,7 +201,7 @@ func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver fu
 		return nil, fmt.Errorf("%s: subscribe: %w", t.object(), err)
 	}
 	l := &listener{ch: make(chan string, o.buffer)}
-	sub, err := t.c.pubsub.subscribeKey(ctx, chanKey{name: t.name, sharded: t.sharded}, nil, l)
+	sub, err := t.c.pubsub.listen(ctx, chanKey{name: t.name, sharded: t.sharded}, l)
 	if err != nil {
 		return nil, err
 	}

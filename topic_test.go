@@ -104,7 +104,7 @@ func TestTopicChannelAndCancel(t *testing.T) {
 		t.Fatal("channel not closed after cancel")
 	}
 	eventually(t, 10*time.Second, "unsubscribed in Redis", func() bool {
-		return rdb.PubSubNumSub(ctx, name).Val()[name] == 0 && c.pubsub.channels() == 0
+		return rdb.PubSubNumSub(ctx, name).Val()[name] == 0 && c.pubsub.stats().channels == 0
 	})
 }
 
@@ -295,7 +295,7 @@ func TestTopicBadInput(t *testing.T) {
 	if _, err := GetTopic[int](c, name).Subscribe(cctx, func(int) {}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: %v", err)
 	}
-	eventually(t, 10*time.Second, "no channel left", func() bool { return c.pubsub.channels() == 0 })
+	eventually(t, 10*time.Second, "no channel left", func() bool { return c.pubsub.stats().channels == 0 })
 	c.Close()
 	if _, err := GetTopic[int](c, name).Publish(ctx, 1); !errors.Is(err, ErrClientClosed) {
 		t.Fatalf("closed client: %v", err)
@@ -363,8 +363,8 @@ func TestTopicCluster(t *testing.T) {
 				}
 			}
 		}
-		if sharded && (a.pubsub.connections() > 4 || a.pubsub.connections() < 3) {
-			t.Fatalf("client a uses %d pub/sub connections; want one per master (3) plus the plain one", a.pubsub.connections())
+		if sharded && (a.pubsub.stats().connections > 4 || a.pubsub.stats().connections < 3) {
+			t.Fatalf("client a uses %d pub/sub connections; want one per master (3) plus the plain one", a.pubsub.stats().connections)
 		}
 		for _, cancel := range cancels {
 			cancel()

@@ -7,14 +7,6 @@ import (
 	"time"
 )
 
-// waiting describes the caller of an attempt: whether it listens on the
-// object's channel (so it should announce success, if the object does
-// that), and for how long it has waited for a message.
-type waiting struct {
-	subscribed bool
-	age        time.Duration
-}
-
 // attempt makes one try at taking something (a lock, permits). It reports
 // whether it succeeded and, when not, how long until trying again is worth
 // it: the holder's remaining lease, or a negative value when unknown.
@@ -33,14 +25,15 @@ type firstTry struct {
 // reported, so that a lost message only delays. kind and name name the
 // object in errors. first, when done, is a failed try made before.
 func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (bool, error) {
-	return c.awaitShared(ctx, kind, name, channel, policy, wait, first, false, try)
+	return c.awaitShared(ctx, kind, name, objectChannel{name: channel}, policy, wait, first, false, try)
 }
 
 // awaitShared is await for objects that several callers can hold at once
 // when shared is true (read locks): a new caller then never queues behind
 // local waiters or yields before its first try, since it may well get in
-// beside the current holders.
-func (c *Client) awaitShared(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, shared bool, try attempt) (ok bool, err error) {
+// beside the current holders. Its channel says whether it follows the
+// pub/sub mode or stays plain (see objectChannel); await's follows the mode.
+func (c *Client) awaitShared(ctx context.Context, kind, name string, channel objectChannel, policy wakePolicy, wait time.Duration, first firstTry, shared bool, try attempt) (ok bool, err error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue

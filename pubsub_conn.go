@@ -1,0 +1,401 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// connKey names a pub/sub connection: the plain one, or the sharded one of
+// a cluster node (addr; empty outside Cluster).
+type connKey struct {
+	sharded bool
+	addr    string
+}
+
+// psConn is one go-redis PubSub and its receive loop.
+//
+// Sharded connections are not left to go-redis's reconnect, which
+// re-subscribes all channels in one SSUBSCRIBE (refused across slots) and
+// stays on the node it first chose: any error on a sharded connection
+// retires it, and its channels are subscribed again, one SSUBSCRIBE each, on
+// the connection of the node that now serves their slot (replace, reroute).
+// A channel whose slot migrated away is unsubscribed by the server (an
+// unasked "sunsubscribe"), and subscribed again on its new node the same way.
+type psConn struct {
+	key     connKey
+	ps      *redis.PubSub
+	started bool // its receive loop runs; guarded by pubsubService.mu
+	// writes waiting to be sent, in the order decided, and whether a
+	// goroutine is sending them; guarded by pubsubService.mu. See
+	// queueLocked.
+	queue   []func()
+	writing bool
+	retired bool // replaced: its loop returns at its next read; guarded by pubsubService.mu
+
+	// The presence channel (single node or Sentinel only), guarded by
+	// pubsubService.mu: whether its SUBSCRIBE was sent, and when Redis last
+	// confirmed it.
+	presence   bool
+	presenceAt time.Time
+}
+
+func (c *psConn) subscribe(channels ...string) {
+	if c.key.sharded {
+		_ = c.ps.SSubscribe(context.Background(), channels...)
+	} else {
+		_ = c.ps.Subscribe(context.Background(), channels...)
+	}
+}
+
+func (c *psConn) unsubscribe(channel string) {
+	if c.key.sharded {
+		_ = c.ps.SUnsubscribe(context.Background(), channel)
+	} else {
+		_ = c.ps.Unsubscribe(context.Background(), channel)
+	}
+}
+
+// nodeOf returns the address of the master serving channel's slot, for a
+// sharded subscription on Cluster; "" otherwise.
+func (p *pubsubService) nodeOf(ctx context.Context, key chanKey) (string, error) {
+	if !key.sharded || p.cluster == nil {
+		return "", nil
+	}
+	node, err := p.cluster.MasterForKey(ctx, key.name)
+	if err != nil {
+		return "", err
+	}
+	return node.Options().Addr, nil
+}
+
+// connLocked returns the connection for key, creating it if needed. Caller
+// holds p.mu.
+func (p *pubsubService) connLocked(key connKey) *psConn {
+	if c := p.conns[key]; c != nil {
+		return c
+	}
+	// Subscribe with no channel creates the PubSub without connecting; the
+	// first (S)SUBSCRIBE connects, on Cluster to the node of its channel.
+	c := &psConn{key: key, ps: p.rdb.Subscribe(context.Background())}
+	p.conns[key] = c
+	return c
+}
+
+// effects are the writes a locked section decided on, for its caller to
+// carry out once it has released p.mu: the connections whose queued writes
+// it must send (see queueLocked). The zero value has none.
+type effects struct {
+	drain []*psConn
+}
+
+// queueLocked queues write on connection c. Writes on one connection are
+// sent in the order in which the decisions to write were taken under p.mu,
+// by one goroutine at a time: if none is sending c's writes, the caller
+// becomes it, and fx names c for its flush. Caller holds p.mu.
+func (p *pubsubService) queueLocked(fx *effects, c *psConn, write func()) {
+	c.queue = append(c.queue, write)
+	if !c.writing {
+		c.writing = true
+		fx.drain = append(fx.drain, c)
+	}
+}
+
+// flush carries out fx. Caller does not hold p.mu.
+func (p *pubsubService) flush(fx effects) {
+	for _, c := range fx.drain {
+		p.drain(c)
+	}
+}
+
+// drain sends the writes queued on c until none is left, as the one
+// goroutine that set c.writing, and starts c's receive loop after the first
+// of them: a read before would connect to a random node. p.mu is released
+// while a write runs, so a write that hangs (dialing an unreachable node)
+// delays only the later writes of its own connection. Writes queued after
+// the service closed are not sent. Caller does not hold p.mu.
+func (p *pubsubService) drain(c *psConn) {
+	p.mu.Lock()
+	for len(c.queue) > 0 && !p.closed {
+		w := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		p.mu.Unlock()
+		w()
+		p.mu.Lock()
+		if !p.closed && !c.started && !c.retired {
+			c.started = true
+			p.loops.Add(1)
+			go p.receive(c)
+		}
+	}
+	c.queue = nil
+	c.writing = false
+	p.mu.Unlock()
+}
+
+// receive is the single reader of connection c. It returns when the
+// service closes or c is retired.
+func (p *pubsubService) receive(c *psConn) {
+	defer p.loops.Done()
+	ctx := context.Background()
+	p.mu.Lock()
+	backoff := p.backoffs[c.key] // a replaced connection's, so that failing replacements back off too
+	p.mu.Unlock()
+	var pinged time.Time // when an unanswered ping was sent
+	lastCheck := time.Now()
+	for {
+		msg, err := c.ps.ReceiveTimeout(ctx, p.health)
+		select {
+		case <-p.closing:
+			return
+		default:
+		}
+		p.mu.Lock()
+		retired := c.retired
+		p.mu.Unlock()
+		if retired {
+			return
+		}
+		if time.Since(lastCheck) >= p.health {
+			lastCheck = time.Now()
+			p.resubscribeUnconfirmed(c)
+			if p.presenceLost(c) {
+				p.replace(c)
+				return
+			}
+		}
+		if err != nil {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				// go-redis re-dials on the next read; do not spin meanwhile.
+				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
+				select {
+				case <-p.closing:
+					return
+				case <-time.After(backoff):
+				}
+				if c.key.sharded {
+					// See psConn: sharded connections are replaced,
+					// their channels re-routed to the nodes serving them now.
+					p.mu.Lock()
+					p.backoffs[c.key] = backoff
+					p.mu.Unlock()
+					p.replace(c)
+					return
+				}
+				continue
+			}
+			// Idle. A connection that does not even answer a ping is dead
+			// without knowing it (no reset arrived): replace it.
+			if !pinged.IsZero() && time.Since(pinged) >= p.health {
+				p.replace(c)
+				return
+			}
+			if pinged.IsZero() {
+				pinged = time.Now()
+				_ = c.ps.Ping(ctx)
+			}
+			continue
+		}
+		if backoff != 0 {
+			p.mu.Lock()
+			delete(p.backoffs, c.key)
+			p.mu.Unlock()
+		}
+		backoff, pinged = 0, time.Time{}
+		p.dispatch(c, msg)
+	}
+}
+
+// replace retires connection c and subscribes its channels again: on a new
+// plain connection, or, for sharded ones, each on the connection of the node
+// now serving its slot. Confirmed channels then wake all their waiters (see
+// dispatch), since messages may have been lost.
+func (p *pubsubService) replace(c *psConn) {
+	if c.key.sharded && p.cluster != nil {
+		// Have go-redis refresh its view of the slots, so that a failover
+		// or migration is seen by the next lookups.
+		p.cluster.ReloadState(context.Background())
+	}
+	p.mu.Lock()
+	if p.closed || c.retired {
+		p.mu.Unlock()
+		return
+	}
+	c.retired = true
+	p.replaced++
+	delete(p.conns, c.key)
+	var moved []*channelEntry
+	for _, e := range p.entries {
+		if e.conn == c {
+			moved = append(moved, e)
+		}
+	}
+	p.mu.Unlock()
+	_ = c.ps.Close()
+	for _, e := range moved {
+		p.reroute(e, "")
+	}
+}
+
+// reroute subscribes entry e again, on the connection its channel belongs
+// to now. A lookup that fails leaves e unconfirmed on a connection chosen
+// as best as possible; resubscribeUnconfirmed and later errors retry.
+//
+// away names the node that just unsubscribed e's channel (its slot left
+// it), "" otherwise: go-redis's slot map, which nothing refreshed yet,
+// would name it again, and its MOVED answer would cost the replacement of
+// the whole connection. The map is reloaded until it names another node,
+// for up to p.health.
+func (p *pubsubService) reroute(e *channelEntry, away string) {
+	addr, err := p.nodeAway(e.key, away)
+	var fx effects
+	p.mu.Lock()
+	if !p.closed && p.entries[e.key] == e {
+		if err != nil {
+			addr = e.conn.key.addr
+		}
+		c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
+		if c != e.conn {
+			p.rerouted++
+		}
+		e.conn = c
+		e.asked = time.Now()
+		channels := append(p.presenceLocked(c), e.key.name)
+		p.queueLocked(&fx, c, func() { c.subscribe(channels...) })
+	}
+	p.mu.Unlock()
+	p.flush(fx)
+}
+
+// nodeAway is nodeOf, reloading the cluster's slot map while it still
+// names away, for up to p.health.
+func (p *pubsubService) nodeAway(key chanKey, away string) (string, error) {
+	deadline := time.Now().Add(p.health)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), p.health)
+		addr, err := p.nodeOf(ctx, key)
+		cancel()
+		if err != nil || away == "" || addr != away || p.cluster == nil || time.Now().After(deadline) {
+			return addr, err
+		}
+		p.cluster.ReloadState(context.Background())
+		select {
+		case <-p.closing:
+			return addr, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// presenceLocked returns the presence channel if c must still subscribe it
+// (the plain connection of a single-node or Sentinel client), marking it
+// sent. Caller holds p.mu.
+//
+// A Sentinel failover client does not move a pub/sub connection when the
+// master changes: it stays on the old master, which hears none of the new
+// master's messages until it rejoins as a replica (about 10s). So the
+// receive loop asks the master, through a command connection (which does
+// follow the failover), whether anyone listens on this client's presence
+// channel; when nobody does, the connection is on another server (or
+// silently dead) and is replaced.
+func (p *pubsubService) presenceLocked(c *psConn) []string {
+	if p.presence == "" || c.key.sharded || c.presence {
+		return nil
+	}
+	c.presence = true
+	return []string{p.presence}
+}
+
+// presenceLost reports whether the master has nobody on this client's
+// presence channel although c subscribed it more than a second ago.
+func (p *pubsubService) presenceLost(c *psConn) bool {
+	p.mu.Lock()
+	at := c.presenceAt
+	p.mu.Unlock()
+	if p.presence == "" || at.IsZero() || time.Since(at) < time.Second {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.health)
+	defer cancel()
+	n, err := p.rdb.PubSubNumSub(ctx, p.presence).Result()
+	return err == nil && n[p.presence] == 0
+}
+
+// resubscribeUnconfirmed sends SUBSCRIBE again for the channels of c whose
+// confirmation has not arrived within twice the health interval (a write
+// lost around a reconnect). Sharded ones are re-routed, in case their slot
+// moved.
+func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
+	p.mu.Lock()
+	var late []*channelEntry
+	for _, e := range p.entries {
+		if e.conn == c && !e.confirmed && time.Since(e.asked) >= 2*p.health {
+			late = append(late, e)
+			e.asked = time.Now()
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range late {
+		p.reroute(e, "")
+	}
+}
+
+// dispatch handles one message read from connection c.
+func (p *pubsubService) dispatch(c *psConn, msg any) {
+	var fx effects
+	p.mu.Lock()
+	switch m := msg.(type) {
+	case *redis.Message:
+		p.messageLocked(c, m)
+	case *redis.Subscription:
+		p.subscriptionLocked(&fx, c, m)
+	}
+	p.mu.Unlock()
+	p.flush(fx)
+}
+
+// subscriptionLocked handles a (un)subscribe confirmation, asked or not.
+// Caller holds p.mu.
+func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subscription) {
+	if m.Channel == p.presence && m.Kind == "subscribe" {
+		c.presenceAt = time.Now()
+		return
+	}
+	e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+	if e == nil || e.conn != c {
+		return
+	}
+	switch m.Kind {
+	case "sunsubscribe":
+		// Unasked (the entry is still wanted): the slot left this node. An
+		// unconfirmed entry's sunsubscribe is the answer to an earlier drop
+		// of the same channel, not news.
+		if e.confirmed {
+			e.asked = time.Now()
+			if !p.closed {
+				p.loops.Add(1)
+				go func() {
+					defer p.loops.Done()
+					p.reroute(e, c.key.addr)
+				}()
+			}
+		}
+	case "subscribe", "ssubscribe":
+		if e.confirmed {
+			// Subscribed again after a reconnect: messages may have been
+			// lost meanwhile, so every waiter polls once more.
+			e.wakeNow(-1)
+			return
+		}
+		e.confirmed = true
+		close(e.ready)
+		if e.refs == 0 {
+			p.lingerLocked(fx, e)
+		}
+	}
+}

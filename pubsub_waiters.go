@@ -1,0 +1,254 @@
+package redisson
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// wake is what a message on a channel asks of the local waiters.
+type wake struct {
+	n       int           // waiters to wake: n > 0 up to n, n < 0 all, 0 none
+	handoff bool          // one waiter across all clients should retry: see apply
+	taken   bool          // a waiter just took the object: cancel delayed wake-ups
+	age     time.Duration // with taken: how long that waiter had waited (< 0: unknown)
+	ignored bool          // not a message for waiters
+}
+
+// wakePolicy interprets one message payload.
+type wakePolicy func(payload string) wake
+
+// waiter is one blocked wait of a subscription, queued in its channel
+// entry by subscription arrival. ch has room for its single wake-up.
+type waiter struct {
+	ch    chan struct{}
+	seq   uint64
+	since time.Time // when its subscription first waited
+}
+
+// subscribe joins an object channel, subscribing in Redis if nobody in
+// this client listens to it yet. It does not wait for Redis to confirm: see
+// ready.
+func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*subscription, error) {
+	sharded, err := p.objectsSharded(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.subscribeKey(ctx, chanKey{name: ch.name, sharded: sharded && !ch.plain}, policy, nil)
+}
+
+// join joins an object channel if this client already listens to it and
+// Redis confirmed that, without I/O; it returns nil otherwise. queued
+// reports whether other local waiters are already waiting on it; yield how
+// long a new caller should leave the object to other clients' waiters first.
+func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, yield time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := p.entries[p.objectKey(ch)]
+	if e == nil || !e.confirmed || p.closed || e.policy == nil {
+		return nil, false, 0
+	}
+	return e.join(p), len(e.waiters) > 0, time.Until(e.yieldTill)
+}
+
+// yieldWindow is how long a client that just released an object other
+// clients wait for leaves it to them before taking it again itself: about
+// what their woken waiter needs to retry.
+const yieldWindow = 2 * time.Millisecond
+
+// yield makes this client's next callers on an object channel that follows
+// the mode (a lock's) wait yieldWindow before their first try (no effect if
+// the client does not listen to channel).
+func (p *pubsubService) yield(channel string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e := p.entries[p.objectKey(objectChannel{name: channel})]; e != nil {
+		e.yieldTill = time.Now().Add(yieldWindow)
+	}
+}
+
+// waiting describes the caller of an attempt: whether it listens on the
+// object's channel (so it should announce success, if the object does
+// that), and for how long it has waited for a message.
+type waiting struct {
+	subscribed bool
+	age        time.Duration
+}
+
+// waiting describes the subscriber for an attempt; a nil subscription is
+// not subscribed. A subscriber that has not waited yet has age -1.
+func (s *subscription) waiting() waiting {
+	if s == nil {
+		return waiting{}
+	}
+	w := waiting{subscribed: true, age: -1}
+	if !s.since.IsZero() {
+		w.age = time.Since(s.since)
+	}
+	return w
+}
+
+// passOn wakes the next local waiter, if any: called by a waiter that
+// leaves without taking the object, so that a wake-up it received, or the
+// knowledge of the holder's lease it had, is not lost to the others.
+func (s *subscription) passOn() {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if len(s.e.waiters) > 0 {
+		s.e.wakeNow(1)
+	}
+}
+
+// takenSince reports whether a taken message arrived after t.
+func (s *subscription) takenSince(t time.Time) bool {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return s.e.takenAt.After(t)
+}
+
+// wait blocks until a message wakes this waiter (nil, true), d passes (nil,
+// false; d <= 0: no bound), ctx ends (ctx.Err()) or the client closes
+// (ErrClientClosed). Waiters are woken in the order their subscriptions
+// joined, whatever the order of their waits.
+func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	p, e := s.p, s.e
+	p.mu.Lock()
+	if e.pending > 0 {
+		e.pending--
+		p.mu.Unlock()
+		return true, nil
+	}
+	if s.since.IsZero() {
+		s.since = time.Now()
+	}
+	w := &waiter{ch: make(chan struct{}, 1), seq: s.seq, since: s.since}
+	i := len(e.waiters)
+	for i > 0 && e.waiters[i-1].seq > w.seq {
+		i--
+	}
+	e.waiters = append(e.waiters, nil)
+	copy(e.waiters[i+1:], e.waiters[i:])
+	e.waiters[i] = w
+	p.mu.Unlock()
+
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var err error
+	select {
+	case <-w.ch:
+		return true, nil
+	case <-timeout:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-p.closing:
+		err = ErrClientClosed
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !e.remove(w) {
+		if err == nil {
+			return true, nil // woken as the timer fired
+		}
+		e.wakeNow(1) // woken while giving up: pass it on
+	}
+	return false, err
+}
+
+func (e *channelEntry) remove(w *waiter) bool {
+	for i, x := range e.waiters {
+		if x == w {
+			copy(e.waiters[i:], e.waiters[i+1:])
+			e.waiters[len(e.waiters)-1] = nil
+			e.waiters = e.waiters[:len(e.waiters)-1]
+			return true
+		}
+	}
+	return false
+}
+
+// apply carries out what a message asks. Caller holds p.mu.
+//
+// Hand-off: every client listening to a lock channel receives each unlock
+// message, and waking a waiter in each would make all but one of them retry
+// in vain. A waiter that acquires after waiting announces it on the channel
+// ("taken", with how long it waited). On the next unlock message, a client
+// whose longest-waiting local waiter has waited about as long as the last
+// winner (or longer) wakes it at once: in a steady queue that is the oldest
+// waiter across all clients. The others delay their wake-up by 1 to 3ms and
+// cancel it when the taken message arrives first. The result is close to
+// global first-come order with about one retry per unlock.
+func (e *channelEntry) apply(p *pubsubService, w wake) {
+	switch {
+	case w.ignored:
+	case w.taken:
+		e.cancelDelayed()
+		e.pending = 0
+		e.takenAt = time.Now()
+		if w.age >= 0 {
+			e.lastAge = w.age
+		}
+	case w.handoff && len(e.waiters) > 0:
+		if time.Since(e.waiters[0].since) >= e.lastAge*9/10 {
+			e.wakeNow(w.n)
+			return
+		}
+		e.delayedN += w.n
+		if e.delayed == nil {
+			d := handoffDelay + time.Duration(rand.Int64N(int64(2*handoffDelay)))
+			e.delayed = time.AfterFunc(d, func() { p.fireDelayed(e) })
+		}
+	default:
+		e.wakeNow(w.n)
+	}
+}
+
+// handoffDelay is the shortest delay of a deferred hand-off wake-up: long
+// enough for another client's taken message to arrive first on a local
+// network, and about the resolution of an idle Go timer anyway.
+const handoffDelay = time.Millisecond
+
+func (p *pubsubService) fireDelayed(e *channelEntry) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.delayed == nil || p.entries[e.key] != e {
+		return
+	}
+	n := e.delayedN
+	e.delayed, e.delayedN = nil, 0
+	e.wakeNow(n)
+}
+
+func (e *channelEntry) cancelDelayed() {
+	if e.delayed != nil {
+		e.delayed.Stop()
+		e.delayed, e.delayedN = nil, 0
+	}
+}
+
+// wakeNow wakes up to n waiters in order (all when n < 0). Wake-ups that
+// find no waiter are kept for subscribers about to wait, up to one per
+// subscriber. Caller holds p.mu.
+func (e *channelEntry) wakeNow(n int) {
+	all := n < 0
+	woken := 0
+	for (all || woken < n) && len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters[0] = nil
+		e.waiters = e.waiters[1:]
+		w.ch <- struct{}{}
+		woken++
+	}
+	if all {
+		n = e.refs
+	}
+	if n -= woken; n > 0 {
+		e.pending = min(e.pending+n, e.refs)
+	}
+}
