@@ -12,13 +12,6 @@ import (
 	"github.com/minio/highwayhash"
 )
 
-var (
-	scriptBloomInit     = mustScript("bloom_init")
-	scriptBloomAdd      = mustScript("bloom_add")
-	scriptBloomContains = mustScript("bloom_contains")
-	scriptBloomCount    = mustScript("bloom_count")
-)
-
 // Errors of BloomFilter, beside the shared ones (ErrNotInitialized,
 // ErrWrongType, ErrCodec, ...).
 var (

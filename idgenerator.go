@@ -8,11 +8,6 @@ import (
 	"strings"
 )
 
-var (
-	scriptIDGenInit = mustScript("idgen_init")
-	scriptIDGenNext = mustScript("idgen_next")
-)
-
 // ErrInvalidAllocation is returned by IdGenerator.TryInit for an
 // allocation size below 1 (Redis is left unchanged), and by NextID when the
 // stored allocation size is not positive.
