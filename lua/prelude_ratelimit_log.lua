@@ -16,6 +16,13 @@
 --                   it still describes the log (the count value, the number
 --                   of entries and the newest member are those it recorded),
 --                   else nil
+--   windowUsed(logKey, cutoff, used, expired)
+--                   the permits the log holds after cutoff: used (the
+--                   checkpoint's, from checkpointUsed) less those of the
+--                   entries at or before cutoff (expired, when the caller
+--                   has read them, else read here), or, with no checkpoint
+--                   (used nil), the sum of the entries after cutoff; nil
+--                   when a member it reads is not in Redisson's format
 local badEntry = 'BADENTRY rate limiter log entry is not in Redisson format'
 
 local function permitsOf(m)
@@ -47,5 +54,13 @@ local function checkpointUsed(logKey, value, entries, sum)
         end
     end
     return nil
+end
+
+local function windowUsed(logKey, cutoff, used, expired)
+    if used then
+        local gone = sumPermits(expired or redis.call('zrangebyscore', logKey, '-inf', cutoff))
+        return gone and used - gone
+    end
+    return sumPermits(redis.call('zrangebyscore', logKey, '(' .. cutoff, '+inf'))
 end
 

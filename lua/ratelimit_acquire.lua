@@ -41,8 +41,8 @@
 -- window; the config hash slides by keepAliveTime when one is set.
 --
 -- prelude: ratelimit_config, ratelimit_log
---          (uses their rateConfig, badEntry, permitsOf, sumPermits,
---          checkpointUsed)
+--          (uses their rateConfig, badEntry, permitsOf, checkpointUsed,
+--          windowUsed)
 local rl, reply = rateConfig()
 if not rl then
     return reply
@@ -73,17 +73,9 @@ local trusted = used ~= nil
 local span = interval + 1
 local cutoff = now - span
 local expired = redis.call('zrangebyscore', logKey, '-inf', cutoff)
-if trusted then
-    local gone = sumPermits(expired)
-    if not gone then
-        return redis.error_reply(badEntry)
-    end
-    used = used - gone
-else
-    used = sumPermits(redis.call('zrangebyscore', logKey, '(' .. cutoff, '+inf'))
-    if not used then
-        return redis.error_reply(badEntry)
-    end
+used = windowUsed(logKey, cutoff, used, expired)
+if not used then
+    return redis.error_reply(badEntry)
 end
 if #expired > 0 then
     redis.call('zremrangebyscore', logKey, '-inf', cutoff)

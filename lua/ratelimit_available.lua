@@ -18,7 +18,7 @@
 -- ratelimit_acquire).
 --
 -- prelude: ratelimit_config, ratelimit_log
---          (uses their rateConfig, badEntry, sumPermits, checkpointUsed)
+--          (uses their rateConfig, badEntry, checkpointUsed, windowUsed)
 local rl, reply = rateConfig()
 if not rl then
     return reply
@@ -32,17 +32,8 @@ local cutoff = now - interval - 1 -- as ratelimit_acquire: t may be 1ms late
 local value, sum = redis.call('get', valueKey), redis.call('get', sumKey)
 local entries = redis.call('zcard', logKey)
 local used = checkpointUsed(logKey, value, entries, sum)
-if used then
-    -- The checkpoint's permits, less those that left the window since.
-    local gone = sumPermits(redis.call('zrangebyscore', logKey, '-inf', cutoff))
-    if not gone then
-        return redis.error_reply(badEntry)
-    end
-    used = used - gone
-else
-    used = sumPermits(redis.call('zrangebyscore', logKey, '(' .. cutoff, '+inf'))
-    if not used then
-        return redis.error_reply(badEntry)
-    end
+used = windowUsed(logKey, cutoff, used, nil)
+if not used then
+    return redis.error_reply(badEntry)
 end
 return math.max(rate - used, 0)
