@@ -42,7 +42,7 @@ var (
 	scriptSemDelete  = mustScript("semaphore_delete")
 
 	// PermitExpirableSemaphore (permitsemaphore.go): Redisson's
-	// RPermitExpirableSemaphore.
+	// RPermitExpirableSemaphore. All but permit_set join prelude_permits.
 	scriptPermitAcquire   = mustScript("permit_acquire")
 	scriptPermitRelease   = mustScript("permit_release")
 	scriptPermitUpdate    = mustScript("permit_update")
@@ -56,7 +56,8 @@ var (
 	scriptLatchDelete    = mustScript("latch_delete")
 
 	// RateLimiter (ratelimit.go): Redisson's RRateLimiter, a sliding window
-	// over a grant log.
+	// over a grant log. acquire and available join prelude_ratelimit_config
+	// and prelude_ratelimit_log; undo joins prelude_ratelimit_config.
 	scriptRateAcquire   = mustScript("ratelimit_acquire")
 	scriptRateSet       = mustScript("ratelimit_set")
 	scriptRateAvailable = mustScript("ratelimit_available")
@@ -66,7 +67,8 @@ var (
 	scriptFixedWindow = mustScript("fixed_window")
 	scriptGCRA        = mustScript("gcra")
 
-	// BloomFilter (bloomfilter.go): Redisson's RBloomFilter.
+	// BloomFilter (bloomfilter.go): Redisson's RBloomFilter. All four join
+	// prelude_bloom_config.
 	scriptBloomInit     = mustScript("bloom_init")
 	scriptBloomAdd      = mustScript("bloom_add")
 	scriptBloomContains = mustScript("bloom_contains")
