@@ -9,12 +9,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	scriptAtomicSet    = mustScript("atomic_set")
-	scriptAtomicCAS    = mustScript("atomic_compare_and_set")
-	scriptAtomicGetDel = mustScript("atomic_get_and_delete")
-)
-
 const atomicKind = "atomiclong"
 
 // AtomicLong is a distributed int64, wire-compatible with Redisson's

@@ -11,13 +11,6 @@ import (
 	"github.com/minio/highwayhash"
 )
 
-var (
-	scriptBloomInit     = mustScript("bloom_init")
-	scriptBloomAdd      = mustScript("bloom_add")
-	scriptBloomContains = mustScript("bloom_contains")
-	scriptBloomCount    = mustScript("bloom_count")
-)
-
 // bloomMaxBits is the largest bitmap Redis allows: offsets are below 2^32.
 const bloomMaxBits = 1 << 32
 

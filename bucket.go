@@ -11,11 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	scriptBucketSet = mustScript("bucket_set")
-	scriptBucketCAS = mustScript("bucket_compare_and_set")
-)
-
 const bucketKind = "bucket"
 
 // Bucket is one value of type T stored in Redis, wire-compatible with

@@ -6,12 +6,6 @@ import (
 	"time"
 )
 
-var (
-	scriptLatchSet       = mustScript("latch_set")
-	scriptLatchCountDown = mustScript("latch_count_down")
-	scriptLatchDelete    = mustScript("latch_delete")
-)
-
 // CountDownLatch is a distributed count-down latch, wire-compatible with
 // Redisson's RCountDownLatch: the count is a string at the latch's name,
 // deleted when it reaches zero, and the channel

@@ -6,8 +6,6 @@ import (
 	"time"
 )
 
-var scriptFixedWindow = mustScript("fixed_window")
-
 // FixedWindowLimiter grants each identity at most a limit of permits per
 // window. An identity's window opens with its first allowed request (it is
 // not aligned to the clock) and its counter expires when the window ends,

@@ -6,8 +6,6 @@ import (
 	"time"
 )
 
-var scriptGCRA = mustScript("gcra")
-
 // GCRALimiter grants each identity a steady rate of permits with bursts: an
 // identity may use up to burst permits at once, and regains one permit
 // every period/rate (the emission interval). It is the generic cell rate

@@ -6,11 +6,6 @@ import (
 	"strings"
 )
 
-var (
-	scriptIDGenInit = mustScript("idgen_init")
-	scriptIDGenNext = mustScript("idgen_next")
-)
-
 const idGenKind = "idgenerator"
 
 // IdGenerator hands out unique int64 ids, wire-compatible with Redisson's

@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-var (
-	scriptPermitAcquire   = mustScript("permit_acquire")
-	scriptPermitRelease   = mustScript("permit_release")
-	scriptPermitUpdate    = mustScript("permit_update")
-	scriptPermitAvailable = mustScript("permit_available")
-	scriptPermitSet       = mustScript("permit_set")
-	scriptPermitAdd       = mustScript("permit_add")
-)
-
 // PermitExpirableSemaphore is a distributed counting semaphore whose permits
 // are identified and may carry a lease, wire-compatible with Redisson's
 // RPermitExpirableSemaphore: the available count is a string at the

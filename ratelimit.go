@@ -47,13 +47,6 @@ type RateLimiterConfig struct {
 // in the log entry, as Redisson stores them.
 const maxRate = math.MaxUint32
 
-var (
-	scriptRateAcquire   = mustScript("ratelimit_acquire")
-	scriptRateSet       = mustScript("ratelimit_set")
-	scriptRateAvailable = mustScript("ratelimit_available")
-	scriptRateUndo      = mustScript("ratelimit_undo")
-)
-
 // RateLimiter is a distributed sliding-window rate limiter, wire-compatible
 // with Redisson's RRateLimiter: at most Rate permits are granted in any
 // trailing Interval, to all clients together (Overall) or to each Client

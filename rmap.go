@@ -13,13 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var (
-	scriptMapPut         = mustScript("map_put")
-	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
-	scriptMapRemove      = mustScript("map_remove")
-	scriptMapAddMsgpack  = mustScript("map_add_msgpack")
-)
-
 const mapKind = "map"
 
 // Map is a map from K to V stored in a Redis hash, wire-compatible with

@@ -18,27 +18,63 @@ var luaFiles embed.FS
 // script is one embedded Lua script with its SHA1, computed once.
 type script struct {
 	name string
-	src  string
-	sha  string
+	src  string // the preludes the script names, then the script
+	sha  string // of src
 }
 
+// mustScript returns the script lua/<name>.lua. A line of its header (the
+// comment lines it opens with) of the form
+//
+//	-- prelude: release_latch, ...
+//
+// names the preludes it uses: lua/prelude_release_latch.lua, ..., joined in
+// that order before the script, so that their local functions are defined
+// where the script calls them. The script's source, loaded and hashed, is
+// the joined text. A missing file is a build defect: mustScript panics.
 func mustScript(name string) *script {
+	body := mustLua(name)
+	var src strings.Builder
+	for _, p := range preludesOf(body) {
+		src.WriteString(mustLua("prelude_" + p))
+	}
+	src.WriteString(body)
+	sum := sha1.Sum([]byte(src.String()))
+	return &script{name: name, src: src.String(), sha: hex.EncodeToString(sum[:])}
+}
+
+// mustLua returns the text of lua/<name>.lua, ending in a newline.
+func mustLua(name string) string {
 	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic("redisson: missing embedded script " + name) // a build defect, not a runtime condition
 	}
-	sum := sha1.Sum(b)
-	return &script{name: name, src: string(b), sha: hex.EncodeToString(sum[:])}
+	s := string(b)
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
 }
 
-var (
-	scriptLockAcquire = mustScript("lock_acquire")
-	scriptLockRelease = mustScript("lock_release")
-	scriptLockForce   = mustScript("lock_force_unlock")
-	scriptLockRenew   = mustScript("lock_renew")
-	scriptLockDrop    = mustScript("lock_drop_owner")
-	scriptLockState   = mustScript("lock_state")
-)
+// preludesOf returns the prelude names of a script's header lines
+// "-- prelude: a, b".
+func preludesOf(body string) []string {
+	var names []string
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "--") {
+			break // the header ends at the first line of code
+		}
+		list, ok := strings.CutPrefix(line, "-- prelude:")
+		if !ok {
+			continue
+		}
+		for _, n := range strings.Split(list, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
 
 // scripts runs embedded scripts with EVALSHA only. A script missing on the
 // node that answered (NOSCRIPT: after SCRIPT FLUSH, a restart, a failover, or a

@@ -19,13 +19,6 @@ const reservationRecheck = 100 * time.Millisecond
 const reservationTTL = 2 * time.Second
 
 var (
-	scriptSemAcquire = mustScript("semaphore_acquire")
-	scriptSemAdd     = mustScript("semaphore_add")
-	scriptSemSet     = mustScript("semaphore_set")
-	scriptSemDrain   = mustScript("semaphore_drain")
-	scriptSemCancel  = mustScript("semaphore_cancel")
-	scriptSemDelete  = mustScript("semaphore_delete")
-
 	reservationTTLArg = strconv.FormatInt(reservationTTL.Milliseconds(), 10)
 )
 

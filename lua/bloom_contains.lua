@@ -6,21 +6,11 @@
 -- ARGV[3..] bit indexes, hashIterations of them per value
 -- Returns the number of values whose bits are all set (probably present);
 -- -1 when the filter has no config, -2 when its size or hashIterations differ.
-local wrong = 'WRONGTYPE Operation against a key holding the wrong kind of value'
-local ct = redis.call('type', KEYS[1]).ok
-if ct == 'none' then
-    return -1
-end
-if ct ~= 'hash' then
-    return redis.error_reply(wrong)
-end
-local bt = redis.call('type', KEYS[2]).ok
-if bt ~= 'none' and bt ~= 'string' then
-    return redis.error_reply(wrong)
-end
-local cfg = redis.call('hmget', KEYS[1], 'size', 'hashIterations')
-if cfg[1] ~= ARGV[1] or cfg[2] ~= ARGV[2] then
-    return -2
+-- prelude: bloom_config
+--          (uses its bloomChecked)
+local cfg, reply = bloomChecked()
+if not cfg then
+    return reply
 end
 local k = tonumber(ARGV[2])
 local present = 0

@@ -5,13 +5,10 @@
 -- ARGV[1] size (bits), ARGV[2] hashIterations, ARGV[3] expectedInsertions,
 -- ARGV[4] falseProbability
 -- Returns 1 when it wrote the config, 0 when a config already existed.
-local wrong = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+-- prelude: bloom_config
+--          (uses its wrong, bitmapOK)
 local ct = redis.call('type', KEYS[1]).ok
-if ct ~= 'none' and ct ~= 'hash' then
-    return redis.error_reply(wrong)
-end
-local bt = redis.call('type', KEYS[2]).ok
-if bt ~= 'none' and bt ~= 'string' then
+if (ct ~= 'none' and ct ~= 'hash') or not bitmapOK() then
     return redis.error_reply(wrong)
 end
 if ct == 'hash' then

@@ -17,22 +17,17 @@
 --
 -- Idempotent per call: a resent call finds either its latch (full release) or
 -- the count already at ARGV[2] - 1 (partial release) and only reports it.
-local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
-if held == 0 then
-    if redis.call('exists', KEYS[3]) == 1 then
-        return {0, 0}
-    end
-    return {-1, 0}
-end
-if held == tonumber(ARGV[2]) - 1 then
-    return {held, 0}
+--
+-- prelude: release_latch
+--          (uses its releaseHeld, dropHold, setLatch)
+local held, reply = releaseHeld()
+if not held then
+    return reply
 end
 if held > 1 then
-    held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-    redis.call('pexpire', KEYS[1], ARGV[3])
-    return {held, 0}
+    return {dropHold(), 0}
 end
 redis.call('del', KEYS[1])
 local receivers = redis.call(ARGV[5], KEYS[2], 0)
-redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+setLatch()
 return {0, receivers}

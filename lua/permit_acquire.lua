@@ -20,33 +20,27 @@
 -- Idempotent per call: a resend after a lost reply finds ARGV[1] held and only
 -- reports it. Reads come first: a key of the wrong type fails the script
 -- before anything is written.
-local NONEXPIRING = 922337203685477
+--
+-- prelude: permits
+--          (uses its NONEXPIRING, notPermits, isPermits, giveBack, leaseExpiry)
 local raw = redis.call('get', KEYS[1])
 local mine = redis.call('zscore', KEYS[2], ARGV[1])
-if raw and not string.match(raw, '^%-?%d+$') then
-    return redis.error_reply('WRONGTYPE semaphore permits are not an integer')
+if not isPermits(raw) then
+    return redis.error_reply(notPermits)
 end
 local available = tonumber(raw or '0')
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local expired = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
 if expired > 0 then
-    available = redis.call('incrby', KEYS[1], expired)
-    if available > 0 then
-        redis.call(ARGV[3], KEYS[3], available)
-    end
+    available = giveBack(expired, ARGV[3])
 end
 if mine and tonumber(mine) > now then
     return {1, available}
 end
 if available > 0 then
     redis.call('decr', KEYS[1])
-    local expiry = NONEXPIRING
-    local lease = tonumber(ARGV[2])
-    if lease > 0 then
-        expiry = now + lease
-    end
-    redis.call('zadd', KEYS[2], expiry, ARGV[1])
+    redis.call('zadd', KEYS[2], leaseExpiry(now, ARGV[2]), ARGV[1])
     local ttl = redis.call('pttl', KEYS[1])
     if ttl > 0 then
         redis.call('pexpire', KEYS[2], ttl)

@@ -14,9 +14,12 @@
 -- Returns the new number of available permits. Unlike Redisson's SET, INCRBY
 -- keeps a TTL the key may have. A key of the wrong type, or a string that is
 -- not an integer, fails the script before anything is written.
+--
+-- prelude: permits
+--          (uses its notPermits, isPermits)
 local raw = redis.call('get', KEYS[1])
-if raw and not string.match(raw, '^%-?%d+$') then
-    return redis.error_reply('WRONGTYPE semaphore permits are not an integer')
+if not isPermits(raw) then
+    return redis.error_reply(notPermits)
 end
 local done = redis.call('get', KEYS[3])
 if done then

@@ -18,10 +18,13 @@
 -- lease ended. Permits whose lease ended are moved back to KEYS[1] first, on
 -- the server's clock (TIME). A key of the wrong type fails the script before
 -- anything is written.
+--
+-- prelude: permits
+--          (uses its notPermits, isPermits, giveBack)
 local raw = redis.call('get', KEYS[1])
 local score = redis.call('zscore', KEYS[2], ARGV[1])
-if raw and not string.match(raw, '^%-?%d+$') then
-    return redis.error_reply('WRONGTYPE semaphore permits are not an integer')
+if not isPermits(raw) then
+    return redis.error_reply(notPermits)
 end
 if redis.call('exists', KEYS[4]) == 1 then
     return 1
@@ -35,10 +38,7 @@ if held then
     back = back + 1
 end
 if back > 0 then
-    local available = redis.call('incrby', KEYS[1], back)
-    if available > 0 then
-        redis.call(ARGV[3], KEYS[3], available)
-    end
+    giveBack(back, ARGV[3])
 end
 if not held then
     return 0

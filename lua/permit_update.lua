@@ -14,28 +14,22 @@
 -- ended are moved back to KEYS[1] first, on the server's clock (TIME).
 -- Idempotent per call (a resend sets the same lease again). A key of the
 -- wrong type fails the script before anything is written.
-local NONEXPIRING = 922337203685477
+--
+-- prelude: permits
+--          (uses its notPermits, isPermits, giveBack, leaseExpiry)
 local raw = redis.call('get', KEYS[1])
 local score = redis.call('zscore', KEYS[2], ARGV[1])
-if raw and not string.match(raw, '^%-?%d+$') then
-    return redis.error_reply('WRONGTYPE semaphore permits are not an integer')
+if not isPermits(raw) then
+    return redis.error_reply(notPermits)
 end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local back = redis.call('zremrangebyscore', KEYS[2], '-inf', now)
 if back > 0 then
-    local available = redis.call('incrby', KEYS[1], back)
-    if available > 0 then
-        redis.call(ARGV[3], KEYS[3], available)
-    end
+    giveBack(back, ARGV[3])
 end
 if not score or tonumber(score) <= now then
     return 0
 end
-local expiry = NONEXPIRING
-local lease = tonumber(ARGV[2])
-if lease > 0 then
-    expiry = now + lease
-end
-redis.call('zadd', KEYS[2], 'xx', expiry, ARGV[1])
+redis.call('zadd', KEYS[2], 'xx', leaseExpiry(now, ARGV[2]), ARGV[1])
 return 1

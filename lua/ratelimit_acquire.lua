@@ -39,29 +39,16 @@
 --
 -- Expiry: the scope's keys expire when the newest logged grant leaves the
 -- window; the config hash slides by keepAliveTime when one is set.
-local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
-if not cfg[1] or not cfg[2] then
-    return redis.error_reply('NOTINIT rate limiter is not initialized')
+--
+-- prelude: ratelimit_config, ratelimit_log
+--          (uses their rateConfig, badEntry, permitsOf, checkpointUsed,
+--          windowUsed)
+local rl, reply = rateConfig()
+if not rl then
+    return reply
 end
--- whole: a field of decimal digits as a number, else nil.
-local function whole(s)
-    return s and string.match(s, '^%d+$') and tonumber(s)
-end
-local rate, interval = whole(cfg[1]), whole(cfg[2])
-if not rate or rate < 1 or not interval or interval < 1 or
-    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
-    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
-end
-local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
-if cfg[3] == '1' then
-    valueKey, logKey, sumKey = KEYS[3], KEYS[5], KEYS[7]
-end
-for key, want in pairs({[valueKey] = 'string', [logKey] = 'zset', [sumKey] = 'string'}) do
-    local kt = redis.call('type', key).ok
-    if kt ~= 'none' and kt ~= want then
-        return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-    end
-end
+local rate, interval = rl.rate, rl.interval
+local valueKey, logKey, sumKey = rl.valueKey, rl.logKey, rl.sumKey
 local n = tonumber(ARGV[1])
 if n > rate then
     return redis.error_reply('EXCEEDS requested permits exceed the rate')
@@ -76,60 +63,26 @@ if mine then
     return {1, 0, tonumber(mine)}
 end
 
--- permitsOf returns the permits of a log member, or nil when it is not in
--- Redisson's format.
-local function permitsOf(m)
-    if #m ~= 21 or string.byte(m, 1) ~= 16 then
-        return nil
-    end
-    local b1, b2, b3, b4 = string.byte(m, 18, 21)
-    return b1 + b2 * 256 + b3 * 65536 + b4 * 16777216
-end
-local badEntry = 'BADENTRY rate limiter log entry is not in Redisson format'
-
 -- Permits of the log, checkpointed or recomputed; then expired entries out.
 local value = redis.call('get', valueKey)
 local entries = redis.call('zcard', logKey)
-local used
 local sum = redis.call('get', sumKey)
-if sum and value and entries > 0 then
-    local sv, se, su, sm = string.match(sum, '^(-?%d+)|(%d+)|(%d+)|(.*)$')
-    if tonumber(sv) == tonumber(value) and tonumber(se) == entries and
-        redis.call('zrange', logKey, -1, -1)[1] == sm then
-        used = tonumber(su)
-    end
-end
+local used = checkpointUsed(logKey, value, entries, sum)
 local trusted = used ~= nil
 -- span: the interval plus the ms that flooring TIME may have taken off t.
 local span = interval + 1
 local cutoff = now - span
 local expired = redis.call('zrangebyscore', logKey, '-inf', cutoff)
-if used then
-    for i = 1, #expired do
-        local p = permitsOf(expired[i])
-        if not p then
-            return redis.error_reply(badEntry)
-        end
-        used = used - p
-    end
-else
-    used = 0
-    local live = redis.call('zrangebyscore', logKey, '(' .. cutoff, '+inf')
-    for i = 1, #live do
-        local p = permitsOf(live[i])
-        if not p then
-            return redis.error_reply(badEntry)
-        end
-        used = used + p
-    end
+used = windowUsed(logKey, cutoff, used, expired)
+if not used then
+    return redis.error_reply(badEntry)
 end
 if #expired > 0 then
     redis.call('zremrangebyscore', logKey, '-inf', cutoff)
     entries = entries - #expired
 end
-local keepAlive = tonumber(cfg[4]) or 0
-if keepAlive > 0 then
-    redis.call('pexpire', KEYS[1], keepAlive)
+if rl.keepAlive > 0 then
+    redis.call('pexpire', KEYS[1], rl.keepAlive)
 end
 
 -- save writes the count and the checkpoint and sets the scope's expiry:

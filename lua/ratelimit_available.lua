@@ -16,60 +16,24 @@
 -- from the live log. Errors: NOTINIT (no config), WRONGTYPE, BADENTRY (a
 -- config field or log member not in Redisson's format, as in
 -- ratelimit_acquire).
-local cfg = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')
-if not cfg[1] or not cfg[2] then
-    return redis.error_reply('NOTINIT rate limiter is not initialized')
+--
+-- prelude: ratelimit_config, ratelimit_log
+--          (uses their rateConfig, badEntry, checkpointUsed, windowUsed)
+local rl, reply = rateConfig()
+if not rl then
+    return reply
 end
-local function whole(s)
-    return s and string.match(s, '^%d+$') and tonumber(s)
-end
-local rate, interval = whole(cfg[1]), whole(cfg[2])
-if not rate or rate < 1 or not interval or interval < 1 or
-    (cfg[3] and cfg[3] ~= '0' and cfg[3] ~= '1') or (cfg[4] and not whole(cfg[4])) then
-    return redis.error_reply('BADENTRY rate limiter config is not in Redisson format')
-end
-local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
-if cfg[3] == '1' then
-    valueKey, logKey, sumKey = KEYS[3], KEYS[5], KEYS[7]
-end
-for key, want in pairs({[valueKey] = 'string', [logKey] = 'zset', [sumKey] = 'string'}) do
-    local kt = redis.call('type', key).ok
-    if kt ~= 'none' and kt ~= want then
-        return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-    end
-end
+local rate, interval = rl.rate, rl.interval
+local valueKey, logKey, sumKey = rl.valueKey, rl.logKey, rl.sumKey
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cutoff = now - interval - 1 -- as ratelimit_acquire: t may be 1ms late
 
-local function permitsOf(m)
-    if #m ~= 21 or string.byte(m, 1) ~= 16 then
-        return nil
-    end
-    local b1, b2, b3, b4 = string.byte(m, 18, 21)
-    return b1 + b2 * 256 + b3 * 65536 + b4 * 16777216
-end
-
-local used, sign, range = nil, 1, nil
 local value, sum = redis.call('get', valueKey), redis.call('get', sumKey)
 local entries = redis.call('zcard', logKey)
-if sum and value and entries > 0 then
-    local sv, se, su, sm = string.match(sum, '^(-?%d+)|(%d+)|(%d+)|(.*)$')
-    if tonumber(sv) == tonumber(value) and tonumber(se) == entries and
-        redis.call('zrange', logKey, -1, -1)[1] == sm then
-        used, sign = tonumber(su), -1
-        range = redis.call('zrangebyscore', logKey, '-inf', cutoff)
-    end
-end
+local used = checkpointUsed(logKey, value, entries, sum)
+used = windowUsed(logKey, cutoff, used, nil)
 if not used then
-    used = 0
-    range = redis.call('zrangebyscore', logKey, '(' .. cutoff, '+inf')
-end
-for i = 1, #range do
-    local p = permitsOf(range[i])
-    if not p then
-        return redis.error_reply('BADENTRY rate limiter log entry is not in Redisson format')
-    end
-    used = used + sign * p
+    return redis.error_reply(badEntry)
 end
 return math.max(rate - used, 0)

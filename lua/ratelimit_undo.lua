@@ -15,11 +15,11 @@
 -- one entry is removed: it names exactly the call being undone. The
 -- count goes up by its permits (capped at the rate) for Redisson clients,
 -- and the checkpoint is dropped, so the next decision sums the log.
+--
+-- prelude: ratelimit_config
+--          (uses its rateScope; the config is read here as it is, unchecked)
 local cfg = redis.call('hmget', KEYS[1], 'rate', 'type')
-local valueKey, logKey, sumKey = KEYS[2], KEYS[4], KEYS[6]
-if cfg[2] == '1' then
-    valueKey, logKey, sumKey = KEYS[3], KEYS[5], KEYS[7]
-end
+local valueKey, logKey, sumKey = rateScope(cfg[2])
 if redis.call('type', logKey).ok ~= 'zset' or redis.call('zrem', logKey, ARGV[1]) == 0 then
     return 0
 end

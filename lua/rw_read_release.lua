@@ -15,21 +15,18 @@
 -- none), and how many clients got the unlock message 0 when the last hold of
 -- the lock went (0 otherwise). While other holds remain, the hash lives as
 -- long as the longest remaining read hold (Redisson's rule).
-local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
-if held == 0 then
-    if redis.call('exists', KEYS[3]) == 1 then
-        return {0, 0}
-    end
-    return {-1, 0}
-end
-if held == tonumber(ARGV[2]) - 1 then
-    return {held, 0}
+--
+-- prelude: release_latch
+--          (uses its releaseHeld, setLatch)
+local held, reply = releaseHeld()
+if not held then
+    return reply
 end
 local count = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 redis.call('del', KEYS[4] .. ':' .. (count + 1))
 if count == 0 then
     redis.call('hdel', KEYS[1], ARGV[1])
-    redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+    setLatch()
 end
 if redis.call('hlen', KEYS[1]) > 1 then
     local remain = -3

@@ -12,23 +12,18 @@
 -- ARGV[5]  publish command: 'publish' or 'spublish'
 --
 -- Returns {count, receivers} as rw_read_release.
-local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
-if held == 0 then
-    if redis.call('exists', KEYS[3]) == 1 then
-        return {0, 0}
-    end
-    return {-1, 0}
-end
-if held == tonumber(ARGV[2]) - 1 then
-    return {held, 0}
+--
+-- prelude: release_latch
+--          (uses its releaseHeld, dropHold, setLatch)
+local held, reply = releaseHeld()
+if not held then
+    return reply
 end
 if held > 1 then
-    held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-    redis.call('pexpire', KEYS[1], ARGV[3])
-    return {held, 0}
+    return {dropHold(), 0}
 end
 redis.call('hdel', KEYS[1], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+setLatch()
 if redis.call('hlen', KEYS[1]) == 1 then
     redis.call('del', KEYS[1])
 else

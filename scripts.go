@@ -1,0 +1,93 @@
+package redisson
+
+// Every Lua script the library runs, one lua/<name>.lua file each, grouped by
+// the object that runs it. mustScript joins a script after the preludes its
+// header names (lua/prelude_*.lua: shared local functions, never run alone),
+// so the source loaded and hashed is the whole of what Redis runs.
+var (
+	// Lock (rlock*.go, lockkind.go): the reentrant lock, and what the fair
+	// and read-write locks share with it (state, renewal, stale field drop).
+	// lock_release joins prelude_release_latch.
+	scriptLockAcquire = mustScript("lock_acquire")
+	scriptLockRelease = mustScript("lock_release")
+	scriptLockForce   = mustScript("lock_force_unlock")
+	scriptLockRenew   = mustScript("lock_renew")
+	scriptLockDrop    = mustScript("lock_drop_owner")
+	scriptLockState   = mustScript("lock_state")
+
+	// FairLock (fairlock.go). fair_release joins prelude_release_latch.
+	// scriptFairLeave (fair_leave) is still declared in fairlock.go.
+	scriptFairAcquire = mustScript("fair_acquire")
+	scriptFairRelease = mustScript("fair_release")
+	scriptFairForce   = mustScript("fair_force_unlock")
+
+	// ReadWriteLock (lockkind.go, rwlock.go): the read and write sides. The
+	// two releases join prelude_release_latch. scriptRWForce
+	// (rw_force_unlock) and scriptRWState (rw_state) are still declared in
+	// lockkind.go.
+	scriptRWReadAcquire  = mustScript("rw_read_acquire")
+	scriptRWReadRelease  = mustScript("rw_read_release")
+	scriptRWReadRenew    = mustScript("rw_read_renew")
+	scriptRWWriteAcquire = mustScript("rw_write_acquire")
+	scriptRWWriteRelease = mustScript("rw_write_release")
+	scriptRWWriteDrop    = mustScript("rw_write_drop")
+
+	// Semaphore (semaphore.go): Redisson's RSemaphore, with a reservation
+	// for the longest-waiting acquirer and a marker per call.
+	scriptSemAcquire = mustScript("semaphore_acquire")
+	scriptSemAdd     = mustScript("semaphore_add")
+	scriptSemSet     = mustScript("semaphore_set")
+	scriptSemDrain   = mustScript("semaphore_drain")
+	scriptSemCancel  = mustScript("semaphore_cancel")
+	scriptSemDelete  = mustScript("semaphore_delete")
+
+	// PermitExpirableSemaphore (permitsemaphore.go): Redisson's
+	// RPermitExpirableSemaphore. All but permit_set join prelude_permits.
+	scriptPermitAcquire   = mustScript("permit_acquire")
+	scriptPermitRelease   = mustScript("permit_release")
+	scriptPermitUpdate    = mustScript("permit_update")
+	scriptPermitAvailable = mustScript("permit_available")
+	scriptPermitSet       = mustScript("permit_set")
+	scriptPermitAdd       = mustScript("permit_add")
+
+	// CountDownLatch (countdownlatch.go).
+	scriptLatchSet       = mustScript("latch_set")
+	scriptLatchCountDown = mustScript("latch_count_down")
+	scriptLatchDelete    = mustScript("latch_delete")
+
+	// RateLimiter (ratelimit.go): Redisson's RRateLimiter, a sliding window
+	// over a grant log. acquire and available join prelude_ratelimit_config
+	// and prelude_ratelimit_log; undo joins prelude_ratelimit_config.
+	scriptRateAcquire   = mustScript("ratelimit_acquire")
+	scriptRateSet       = mustScript("ratelimit_set")
+	scriptRateAvailable = mustScript("ratelimit_available")
+	scriptRateUndo      = mustScript("ratelimit_undo")
+
+	// The limiters of this library only (fixedwindow.go, gcra.go).
+	scriptFixedWindow = mustScript("fixed_window")
+	scriptGCRA        = mustScript("gcra")
+
+	// BloomFilter (bloomfilter.go): Redisson's RBloomFilter. All four join
+	// prelude_bloom_config.
+	scriptBloomInit     = mustScript("bloom_init")
+	scriptBloomAdd      = mustScript("bloom_add")
+	scriptBloomContains = mustScript("bloom_contains")
+	scriptBloomCount    = mustScript("bloom_count")
+
+	// AtomicLong (atomiclong.go) and Bucket (bucket.go).
+	scriptAtomicSet    = mustScript("atomic_set")
+	scriptAtomicCAS    = mustScript("atomic_compare_and_set")
+	scriptAtomicGetDel = mustScript("atomic_get_and_delete")
+	scriptBucketSet    = mustScript("bucket_set")
+	scriptBucketCAS    = mustScript("bucket_compare_and_set")
+
+	// Map (rmap.go): Redisson's RMap.
+	scriptMapPut         = mustScript("map_put")
+	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
+	scriptMapRemove      = mustScript("map_remove")
+	scriptMapAddMsgpack  = mustScript("map_add_msgpack")
+
+	// IDGenerator (idgenerator.go).
+	scriptIDGenInit = mustScript("idgen_init")
+	scriptIDGenNext = mustScript("idgen_next")
+)
