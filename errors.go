@@ -270,5 +270,14 @@ func classify(name string, err error) error {
 // that open, and go-redis may still resend it.
 func mayHaveRun(err error) bool {
 	var reply redis.Error
-	return err != nil && !errors.As(err, &reply)
+	var notSent notSentError
+	return err != nil && !errors.As(err, &reply) && !errors.As(err, &notSent)
 }
+
+// notSentError is the error of a call never sent, because its context had
+// already ended; it matches the context's error.
+type notSentError struct{ err error }
+
+func (e notSentError) Error() string { return e.err.Error() }
+
+func (e notSentError) Unwrap() error { return e.err }

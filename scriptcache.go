@@ -97,6 +97,13 @@ func isNoScript(err error) bool {
 // migrated (TRYAGAIN, or a redirection go-redis gave up following) is
 // retried with a short backoff for up to slotRetryWindow.
 func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+	if err := ctx.Err(); err != nil {
+		// go-redis sends nothing on a context that already ended: the call
+		// cannot have run, and nothing needs undoing (see mayHaveRun).
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(notSentError{err})
+		return cmd
+	}
 	cmd := c.runOnce(ctx, s, keys, args...)
 	if !isMigrating(cmd.Err()) {
 		return cmd
