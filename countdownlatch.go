@@ -186,8 +186,10 @@ func (l *CountDownLatch) await(ctx context.Context, wait time.Duration) (bool, e
 	}
 	// After the failed first check, await checks again once subscribed
 	// and then after every message and at least every syncRecheck.
-	return l.c.await(ctx, latchKind, l.name, l.channel, latchWakePolicy, wait,
-		firstTry{done: true, retry: syncRecheck},
+	return l.c.await(ctx, waitSpec{
+		what: latchKind, name: l.name, channel: l.channel, policy: latchWakePolicy, wait: wait,
+		recheck: true, retry: syncRecheck,
+	},
 		func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 			ok, err := open(ctx)
 			return ok, syncRecheck, err

@@ -136,7 +136,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	if l.kind == fairLock {
 		return l.fairTryLock(ctx, wait, lease)
 	}
-	first := firstTry{}
+	spec := waitSpec{what: l.kind.what, name: l.name, channel: l.channel, policy: lockWakePolicy, wait: wait, shared: l.kind == readLock}
 	if !l.c.pubsub.listening(l.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
@@ -144,9 +144,9 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
-		first = firstTry{done: true, retry: retry}
+		spec.recheck, spec.retry = true, retry
 	}
-	return l.c.awaitShared(ctx, l.kind.what, l.name, l.channel, lockWakePolicy, wait, first, l.kind == readLock,
+	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)
 		})
