@@ -18,8 +18,11 @@ var fairLock = &lockKind{
 	identify:  fairIdentity,
 	decode:    decodeLockState,
 	queuePub:  "wait",
-	queue:     func(name string) string { return prefixName("redisson_lock_queue", name) },
+	queue:     fairQueueKey,
 }
+
+// fairQueueKey is the fair lock's queue of waiting owners.
+func fairQueueKey(name string) string { return prefixName("redisson_lock_queue", name) }
 
 var scriptFairLeave = mustScript("fair_leave")
 
@@ -65,7 +68,7 @@ func fairWakePolicy(payload string) wake {
 // and leaves the queue when it gives up.
 func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	queue := prefixName("redisson_lock_queue", n.name)
+	queue := fairQueueKey(n.name)
 	timeouts := prefixName("redisson_lock_timeout", n.name)
 	alive := prefixName("redisson_lock_alive", n.name)
 	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts}

@@ -12,7 +12,7 @@ import (
 // fields: no code asks which kind it has. plainLock, readLock and writeLock
 // are here; fairLock is in fairlock.go.
 type lockKind struct {
-	what      string  // in errors: "lock", "read lock", "write lock"
+	what      string  // in errors: "lock", "fair lock", "read lock", "write lock"
 	acquire   *script // KEYS [name, token or timeouts, channel]; ARGV [lease, field, count, pub, msg, extra...]
 	release   *script // KEYS [name, channel, latch, extra...]; ARGV [field, count, lease, latch ttl, pub]
 	force     *script

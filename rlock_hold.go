@@ -5,13 +5,59 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lock's calls to Redis and the bookkeeping of its hold. Every function
-// here runs with l.mu held.
+// The Lock's state, its calls to Redis and the bookkeeping of its hold,
+// below the public API in rlock.go and built on the kinds of lockkind.go.
+// Every method here runs with l.mu held, except acquire (which takes it),
+// ident, and newIdentity while the handle is being built.
+
+// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
+// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
+// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
+// carrying the unlock message 0, and a fencing counter at
+// redisson_lock_token:{name}.
+//
+// Each Lock value is one owner (what a thread is in Redisson): locking it again
+// re-enters and increments the hold count, and only it can unlock its holds.
+// Client.GetLock returns a new owner on every call, so getting the lock where
+// it is used is the safe habit. A Lock is safe for concurrent use, but
+// goroutines sharing one Lock share one owner: they re-enter each other's
+// holds rather than exclude each other. Do not copy a Lock.
+type Lock struct {
+	c *Client
+	lockNames
+	kind     *lockKind
+	latchPre string // unlock latch key prefix
+	badName  error  // set when the name cannot work on this topology
+
+	mu    sync.Mutex // serializes this owner's script calls; guards what follows
+	count int        // hold count as last reported by Redis
+	lease leaseArg   // lease of the latest acquisition
+	hold  *hold      // current hold, nil when count == 0
+
+	// Read without mu, so that they never wait for a call in flight.
+	token atomic.Int64             // fencing token of the latest acquisition
+	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
+	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
+}
+
+// leaseArg is a lease in milliseconds with its script argument, boxed once.
+type leaseArg struct {
+	ms  int64
+	arg any
+}
+
+func (a *leaseArg) set(ms int64) {
+	if a.arg == nil || a.ms != ms {
+		a.ms, a.arg = ms, strconv.FormatInt(ms, 10)
+	}
+}
 
 // newIdentity gives the handle a fresh owner field. A handle whose hold was
 // lost, or whose undo of an acquire failed, takes one, so that a stale field
