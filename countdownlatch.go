@@ -176,10 +176,12 @@ func (l *CountDownLatch) await(ctx context.Context, wait time.Duration) (bool, e
 	}
 	// After the failed first check, await checks again once subscribed
 	// and then after every message and at least every syncRecheck.
-	// A channel outside the count's slot is published plain (publishArg),
-	// so it is subscribed plain whatever the mode.
-	return l.c.awaitShared(ctx, latchKind, l.name, objectChannel{name: l.channel, plain: !l.inKeys}, latchWakePolicy, wait,
-		firstTry{done: true, retry: syncRecheck}, false,
+	return l.c.await(ctx, waitSpec{
+		// A channel outside the count's slot is published plain
+		// (publishArg), so it is subscribed plain whatever the mode.
+		what: latchKind, name: l.name, channel: l.channel, plain: !l.inKeys, policy: latchWakePolicy, wait: wait,
+		recheck: true, retry: syncRecheck,
+	},
 		func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 			ok, err := open(ctx)
 			return ok, syncRecheck, err

@@ -2,24 +2,27 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"strconv"
-	"time"
 )
 
 // fairLock is the kind of the handles GetFairLock returns.
 var fairLock = &lockKind{
 	what:      "fair lock",
-	acquire:   mustScript("fair_acquire"),
-	release:   mustScript("fair_release"),
-	force:     mustScript("fair_force_unlock"),
+	acquire:   scriptFairAcquire,
+	release:   scriptFairRelease,
+	force:     scriptFairForce,
 	forceArgs: func(pub any) []any { return []any{pub} },
 	state:     scriptLockState,
 	renew:     scriptLockRenew,
 	drop:      scriptLockDrop,
+	identify:  fairIdentity,
+	decode:    decodeLockState,
+	queuePub:  "wait",
+	queue:     fairQueueKey,
 }
 
-var scriptFairLeave = mustScript("fair_leave")
+// fairQueueKey is the fair lock's queue of waiting owners.
+func fairQueueKey(name string) string { return prefixName("redisson_lock_queue", name) }
 
 // GetFairLock returns a new owner handle for the fair lock called name: a
 // Lock (same surface, same ownership, leases, watchdog and fencing tokens)
@@ -55,82 +58,39 @@ func fairWakePolicy(payload string) wake {
 	return wake{ignored: true}
 }
 
-// fairTryLock is tryLock for fair locks: one attempt without queueing, then
-// (for a wait) subscribe to the owner's own channel, join the queue and wait
-// for its turn, renewing the place in the queue as it waits.
-func (l *Lock) fairTryLock(ctx context.Context, wait, lease time.Duration) (ok bool, err error) {
-	ok, _, err = l.acquire(ctx, lease, waiting{})
-	if err != nil || ok || wait == 0 {
-		return ok, err
+// fairIdentity is a fair waiter's identity. Its acquire takes the queue,
+// the waiter deadlines and the liveness zset in place of the channel, and
+// joins the queue when it waits; its release is given them too. It waits on
+// the owner's own channel, joining the queue on its first blocking attempt
+// and renewing its place every third of FairWaiterTimeout (each try does),
+// and leaves the queue when it gives up.
+func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
+	id := baseIdentity(n, owner, field)
+	queue := fairQueueKey(n.name)
+	timeouts := prefixName("redisson_lock_timeout", n.name)
+	alive := prefixName("redisson_lock_alive", n.name)
+	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts}
+	id.relKeys = append(id.relKeys, queue, timeouts, alive)
+	id.acqExtra = []any{c.fairWaiterArg(), fairAllowanceArg}
+	leaveKeys := []string{n.name, n.channel, queue, timeouts, alive}
+	id.wait = waitSpec{
+		channel: n.channel + ":" + field,
+		policy:  fairWakePolicy,
+		own:     true,
+		beat:    c.opts.FairWaiterTimeout / 3,
+		onGiveUp: func(ctx context.Context) {
+			c.leaveQueue(ctx, leaveKeys, field)
+		},
 	}
-	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
-	}
-	beat := l.c.opts.FairWaiterTimeout / 3
-	bound := func(retry time.Duration) (time.Duration, bool) {
-		d := beat
-		if retry > 0 {
-			d = min(d, retry)
-		}
-		if deadline.IsZero() {
-			return d, true
-		}
-		left := time.Until(deadline)
-		return min(d, left), left > 0
-	}
-	l.mu.Lock()
-	channel, field := l.channel+":"+l.field, l.field
-	l.mu.Unlock()
-	sub, err := l.c.pubsub.subscribe(ctx, objectChannel{name: channel}, fairWakePolicy)
-	if err != nil {
-		return false, err
-	}
-	defer sub.close()
-	defer func() {
-		if !ok {
-			l.leaveQueue(ctx, field)
-		}
-	}()
-	d, _ := bound(-1)
-	sub.ready(ctx, d)
-	for {
-		var retry time.Duration
-		if ok, retry, err = l.acquire(ctx, lease, waiting{subscribed: true}); err != nil || ok {
-			return ok, err
-		}
-		d, more := bound(retry)
-		if !more {
-			return false, nil
-		}
-		if _, err := sub.wait(ctx, d); err != nil {
-			return false, l.c.waitErr(l.kind.what, l.name, err)
-		}
-	}
+	return id
 }
 
 // leaveQueue takes field out of the queue, within a bounded clean-up that
 // outlives ctx; if that fails the entry is dropped at its deadline anyway.
-func (l *Lock) leaveQueue(ctx context.Context, field string) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
+func (c *Client) leaveQueue(ctx context.Context, keys []string, field string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CleanupTimeout)
 	defer cancel()
-	_ = l.c.scripts.run(cctx, scriptFairLeave, []string{l.name, l.channel, l.queueKey, l.timeoutKey, l.aliveKey}, field, l.c.pubsub.publishArg(cctx), fairAllowanceArg).Err()
-}
-
-// QueueLength returns how many owners wait in a fair lock's queue (0 for
-// other locks).
-func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
-	if err := l.check(); err != nil {
-		return 0, err
-	}
-	if l.kind != fairLock {
-		return 0, nil
-	}
-	n, err := l.c.rdb.LLen(ctx, l.queueKey).Result()
-	if err != nil {
-		return 0, classify(l.name, fmt.Errorf("fair lock queue: %w", err))
-	}
-	return n, nil
+	_ = c.scripts.run(cctx, scriptFairLeave, keys, field, c.pubsub.publishArg(cctx), fairAllowanceArg).Err()
 }
 
 // fairAllowanceArg is Redisson's default fairLockWaitTimeout (5 min) in ms:

@@ -1,11 +1,18 @@
 package redisson
 
+import (
+	"strconv"
+	"time"
+)
+
 // lockKind is what differs between the lock handles: the plain reentrant
-// Lock, and the read and write sides of a ReadWriteLock. Everything else
-// (ownership, hold counting, idempotent calls, leases, the watchdog, waiting)
-// is shared.
+// Lock, the fair lock, and the read and write sides of a ReadWriteLock.
+// Everything else (ownership, hold counting, idempotent calls, leases, the
+// watchdog, waiting) is shared, and reads the kind only through these
+// fields: no code asks which kind it has. plainLock, readLock and writeLock
+// are here; fairLock is in fairlock.go.
 type lockKind struct {
-	what      string  // in errors: "lock", "read lock", "write lock"
+	what      string  // in errors: "lock", "fair lock", "read lock", "write lock"
 	acquire   *script // KEYS [name, token or timeouts, channel]; ARGV [lease, field, count, pub, msg, extra...]
 	release   *script // KEYS [name, channel, latch, extra...]; ARGV [field, count, lease, latch ttl, pub]
 	force     *script
@@ -14,6 +21,113 @@ type lockKind struct {
 	renew     *script // watchdog batch renewal; per hold: key + renewArgs(hold)
 	drop      *script // removes a stale field after a late renewal; nil: leave it to expire
 	announce  bool    // a waiter's acquisition is announced on the channel
+
+	// identify builds the identity of owner, whose field is field (the
+	// owner plus suffix): the keys and arguments of its script calls, and
+	// how it waits. Whatever a kind keeps per owner (a fair lock's queue, a
+	// read lock's hold timeouts) is in the identity, not in Lock.
+	identify func(c *Client, n lockNames, owner, field string) *identity
+	suffix   string // appended to the owner to make its field: ":write"
+	// decode reads the reply of state; false when it has not the kind's shape.
+	decode func(res []int64) (lockState, bool)
+	// sharedOwner: the kind's handles come in pairs sharing one owner (the
+	// two sides of a read-write lock): such a handle keeps its owner after
+	// a lost hold, or the pair would no longer be one owner.
+	sharedOwner bool
+	// queuePub is the acquire's pub argument for a subscribed waiter of a
+	// kind that queues its waiters in Redis (fair lock: "wait", which joins
+	// or stays in the queue); "" for a kind that does not.
+	queuePub string
+	// queue returns the key of the kind's queue of waiters (its length is
+	// QueueLength; ForceUnlock clears it); nil for a kind without one.
+	queue func(name string) string
+	// untokened: the kind's holds take no fencing token (read holds), so a
+	// full release's latch is named by the owner and the hold's number
+	// rather than by the latest token.
+	untokened bool
+}
+
+// lockNames are the keys of one lock, whoever owns it.
+type lockNames struct {
+	name     string
+	channel  string // unlock channel
+	tokenKey string // fencing counter
+}
+
+// identity is one owner of a lock, as its kind addresses it. It does not
+// change once built: a handle that needs a new owner builds a new identity
+// (except relKeys[2], which its Lock's mu guards).
+type identity struct {
+	owner      string   // "<client uuid>:<n>"; Lock.Owner
+	field      string   // the owner's field in the lock hash
+	fieldArg   any      // field, boxed once for script arguments
+	acqKeys    []string // KEYS of acquire
+	acqExtra   []any    // kind-specific acquire arguments
+	relKeys    []string // KEYS of release; [2] is set per call to the hold's latch key
+	renewExtra []any    // renewal arguments after the field
+	wait       waitSpec // channel, policy and strategy of this owner's waits
+}
+
+// baseIdentity is the identity of an owner of a plain lock (and of a write
+// lock, whose field differs): acquire KEYS [name, token, channel], release
+// KEYS [name, channel, latch], waits on the unlock channel.
+func baseIdentity(n lockNames, owner, field string) *identity {
+	return &identity{
+		owner:    owner,
+		field:    field,
+		fieldArg: field,
+		acqKeys:  []string{n.name, n.tokenKey, n.channel},
+		relKeys:  []string{n.name, n.channel, ""},
+		wait:     waitSpec{channel: n.channel, policy: lockWakePolicy},
+	}
+}
+
+// lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
+// clients, see pubsubService); the read-unlock message 1 (read-write locks)
+// wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
+// new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
+// waited n-3 milliseconds.
+func lockWakePolicy(payload string) wake {
+	switch payload {
+	case "0":
+		return wake{n: 1, handoff: true}
+	case "1":
+		return wake{n: -1}
+	}
+	if n, err := strconv.ParseInt(payload, 10, 64); err == nil && n >= 2 {
+		return wake{taken: true, age: time.Duration(n-3) * time.Millisecond}
+	}
+	return wake{ignored: true}
+}
+
+type lockState struct {
+	locked bool
+	count  int
+	pttl   int64
+}
+
+// decodeLockState reads lock_state's {locked, count, pttl} (lock and fair
+// lock).
+func decodeLockState(res []int64) (lockState, bool) {
+	if len(res) != 3 {
+		return lockState{}, false
+	}
+	return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, true
+}
+
+// decodeRWState reads rw_state's {read held, write held, count, pttl}; the
+// side is locked when anyone holds it.
+func decodeRWState(write bool) func(res []int64) (lockState, bool) {
+	return func(res []int64) (lockState, bool) {
+		if len(res) != 4 {
+			return lockState{}, false
+		}
+		locked := res[0] == 1 // read side: any read hold
+		if write {
+			locked = res[1] == 1
+		}
+		return lockState{locked: locked, count: int(res[2]), pttl: res[3]}, true
+	}
 }
 
 var (
@@ -27,55 +141,61 @@ var (
 		renew:     scriptLockRenew,
 		drop:      scriptLockDrop,
 		announce:  true,
+		identify: func(_ *Client, n lockNames, owner, field string) *identity {
+			return baseIdentity(n, owner, field)
+		},
+		decode: decodeLockState,
 	}
 	readLock = &lockKind{
-		what:      "read lock",
-		acquire:   mustScript("rw_read_acquire"),
-		release:   mustScript("rw_read_release"),
-		force:     scriptRWForce,
-		forceArgs: func(pub any) []any { return []any{"read", pub, "0"} },
-		state:     scriptRWState,
-		renew:     mustScript("rw_read_renew"),
+		what:        "read lock",
+		acquire:     scriptRWReadAcquire,
+		release:     scriptRWReadRelease,
+		force:       scriptRWForce,
+		forceArgs:   func(pub any) []any { return []any{"read", pub, "0"} },
+		state:       scriptRWState,
+		renew:       scriptRWReadRenew,
+		identify:    readIdentity,
+		decode:      decodeRWState(false),
+		sharedOwner: true,
+		untokened:   true,
 	}
 	writeLock = &lockKind{
 		what:      "write lock",
-		acquire:   mustScript("rw_write_acquire"),
-		release:   mustScript("rw_write_release"),
+		acquire:   scriptRWWriteAcquire,
+		release:   scriptRWWriteRelease,
 		force:     scriptRWForce,
 		forceArgs: func(pub any) []any { return []any{"write", pub, "1"} },
 		state:     scriptRWState,
 		renew:     scriptLockRenew,
-		drop:      mustScript("rw_write_drop"),
+		drop:      scriptRWWriteDrop,
 		announce:  true,
+		identify: func(_ *Client, n lockNames, owner, field string) *identity {
+			return baseIdentity(n, owner, field)
+		},
+		suffix:      ":write",
+		decode:      decodeRWState(true),
+		sharedOwner: true,
 	}
-	scriptRWForce = mustScript("rw_force_unlock")
-	scriptRWState = mustScript("rw_state")
 )
 
-// sharedOwner reports whether the kind's handles come in pairs sharing one
-// owner (the two sides of a read-write lock): such a handle keeps its owner
-// after a lost hold, or the pair would no longer be one owner.
-func (k *lockKind) sharedOwner() bool { return k == readLock || k == writeLock }
+// readIdentity is a reader's identity: each read hold's lease is its own
+// key under the owner's timeout prefix, which acquire takes in place of the
+// fencing counter and release and renewal are given too; acquire also
+// needs the owner's write field (a writer may take the read lock).
+func readIdentity(_ *Client, n lockNames, owner, field string) *identity {
+	id := baseIdentity(n, owner, field)
+	timeouts := suffixName(n.name, owner+":rwlock_timeout")
+	id.acqKeys[1] = timeouts
+	id.relKeys = append(id.relKeys, timeouts, rwKeyPrefix(n.name))
+	id.acqExtra = []any{owner + ":write"}
+	id.renewExtra = []any{timeouts}
+	id.wait.shared = true
+	return id
+}
 
 // rwKeyPrefix is the prefix of every owner's read-hold timeout keys,
 // "{name}" (or name itself when it has braces), as Redisson builds them.
 func rwKeyPrefix(name string) string {
 	s := suffixName(name, "x")
 	return s[:len(s)-2]
-}
-
-// newHold starts a hold of l's current owner, with what the watchdog needs
-// to renew it.
-func (l *Lock) newHold() *hold {
-	h := newHold(l.name, l.field, l.channel, l.c.slot(l.name))
-	h.renew, h.drop = l.kind.renew, l.kind.drop
-	if h.drop != nil {
-		h.pub = l.c.pubsub.publishArgBackground()
-	}
-	h.seq = l.c.requests.Add(1)
-	h.renewArgs = []any{l.fieldArg}
-	if l.kind == readLock {
-		h.renewArgs = append(h.renewArgs, l.timeouts)
-	}
-	return h
 }

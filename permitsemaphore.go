@@ -254,7 +254,7 @@ func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease t
 	try := func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 		return s.acquire(ctx, id, ms)
 	}
-	first := firstTry{}
+	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait}
 	if !s.c.pubsub.listening(s.channel) {
 		// Nobody here waits on this semaphore: a plain first try, without
 		// a subscription.
@@ -262,9 +262,9 @@ func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease t
 		if err != nil || ok || wait == 0 {
 			return permitHex(id, ok), ok, err
 		}
-		first = firstTry{done: true, retry: retry}
+		spec.recheck, spec.retry = true, retry
 	}
-	ok, err := s.c.await(ctx, permitKind, s.name, s.channel, semaphoreWakePolicy, wait, first, try)
+	ok, err := s.c.await(ctx, spec, try)
 	return permitHex(id, ok), ok, err
 }
 

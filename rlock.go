@@ -3,64 +3,12 @@ package redisson
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
-// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
-// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
-// carrying the unlock message 0, and a fencing counter at
-// redisson_lock_token:{name}.
-//
-// Each Lock value is one owner (what a thread is in Redisson): locking it again
-// re-enters and increments the hold count, and only it can unlock its holds.
-// Client.GetLock returns a new owner on every call, so getting the lock where
-// it is used is the safe habit. A Lock is safe for concurrent use, but
-// goroutines sharing one Lock share one owner: they re-enter each other's
-// holds rather than exclude each other. Do not copy a Lock.
-type Lock struct {
-	c        *Client
-	kind     *lockKind
-	name     string
-	channel  string
-	tokenKey string
-	latchPre string // unlock latch key prefix
-	badName  error  // set when the name cannot work on this topology
-
-	mu         sync.Mutex // serializes this owner's script calls; guards what follows
-	field      string     // owner field
-	fieldArg   any        // field, boxed once for script arguments
-	timeouts   string     // read lock: this owner's timeout key prefix
-	queueKey   string     // fair lock: the queue
-	timeoutKey string     // fair lock: waiter deadlines (Redisson's)
-	aliveKey   string     // fair lock: liveness of this library's waiters
-	acqKeys    []string
-	acqExtra   []any    // kind-specific acquire arguments
-	relKeys    []string // [2] is set per call to the hold's latch key
-	count      int      // hold count as last reported by Redis
-	lease      leaseArg // lease of the latest acquisition
-	hold       *hold    // current hold, nil when count == 0
-
-	// Read without mu, so that they never wait for a call in flight.
-	token atomic.Int64         // fencing token of the latest acquisition
-	shown atomic.Pointer[hold] // the current hold, or the one that ended last
-	owner atomic.Pointer[string]
-}
-
-// leaseArg is a lease in milliseconds with its script argument, boxed once.
-type leaseArg struct {
-	ms  int64
-	arg any
-}
-
-func (a *leaseArg) set(ms int64) {
-	if a.arg == nil || a.ms != ms {
-		a.ms, a.arg = ms, strconv.FormatInt(ms, 10)
-	}
-}
+// The Lock's public API, on top of its state and calls to Redis
+// (rlock_hold.go). GetFairLock and GetReadWriteLock build the other kinds on
+// it (fairlock.go, rwlock.go).
 
 // GetLock returns a new owner handle for the lock called name. It does no
 // I/O; an empty name makes every method return ErrEmptyName. On Redis
@@ -74,11 +22,13 @@ func (c *Client) GetLock(name string) *Lock {
 // newLock returns a handle of the given kind; owner "" takes a new owner.
 func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 	l := &Lock{
-		c:        c,
+		c: c,
+		lockNames: lockNames{
+			name:     name,
+			channel:  channel,
+			tokenKey: prefixName("redisson_lock_token", name),
+		},
 		kind:     kind,
-		name:     name,
-		channel:  channel,
-		tokenKey: prefixName("redisson_lock_token", name),
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
 	l.badName = c.nameError(kind.what, name, l.channel)
@@ -92,7 +42,7 @@ func (l *Lock) Name() string { return l.name }
 // Owner returns the owner this handle writes: "<client uuid>:<n>" (a write
 // lock's field adds ":write"). A handle whose hold was lost takes a new owner
 // number for its next acquisition.
-func (l *Lock) Owner() string { return *l.owner.Load() }
+func (l *Lock) Owner() string { return l.ident().owner }
 
 func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
 
@@ -131,43 +81,29 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	return l.tryLock(ctx, wait, lease)
 }
 
-// tryLock acquires, waiting up to wait (wait < 0: until ctx ends).
+// tryLock acquires, waiting up to wait (wait < 0: until ctx ends), the way
+// the owner's kind waits (its identity's waitSpec). A fair waiter, which
+// waits on a channel of its own, also makes the plain first try.
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	if l.kind == fairLock {
-		return l.fairTryLock(ctx, wait, lease)
-	}
-	first := firstTry{}
-	if !l.c.pubsub.listening(l.channel) {
+	recheck, retry := false, time.Duration(0)
+	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, retry, err := l.acquire(ctx, lease, waiting{})
+		ok, r, err := l.acquire(ctx, lease, waiting{})
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
-		first = firstTry{done: true, retry: retry}
+		recheck, retry = true, r
 	}
-	return l.c.awaitShared(ctx, l.kind.what, l.name, objectChannel{name: l.channel}, lockWakePolicy, wait, first, l.kind == readLock,
+	// Read after the first try, which may have given the handle a new
+	// owner (a fair waiter's channel and queue entry are its owner's).
+	spec := l.ident().wait
+	spec.what, spec.name, spec.wait = l.kind.what, l.name, wait
+	spec.recheck, spec.retry = recheck, retry
+	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)
 		})
-}
-
-// lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
-// clients, see pubsubService); the read-unlock message 1 (read-write locks)
-// wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
-// new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
-// waited n-3 milliseconds.
-func lockWakePolicy(payload string) wake {
-	switch payload {
-	case "0":
-		return wake{n: 1, handoff: true}
-	case "1":
-		return wake{n: -1}
-	}
-	if n, err := strconv.ParseInt(payload, 10, 64); err == nil && n >= 2 {
-		return wake{taken: true, age: time.Duration(n-3) * time.Millisecond}
-	}
-	return wake{ignored: true}
 }
 
 // Unlock drops one hold of this owner; when the hold count reaches zero it
@@ -200,8 +136,8 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	keys := []string{l.name, l.channel}
-	if l.kind == fairLock {
-		keys = append(keys, l.queueKey)
+	if l.kind.queue != nil {
+		keys = append(keys, l.kind.queue(l.name))
 	}
 	n, err := l.c.scripts.run(ctx, l.kind.force, keys, l.kind.forceArgs(l.c.pubsub.publishArg(ctx))...).Int64()
 	if err != nil {
@@ -210,35 +146,34 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
-type lockState struct {
-	locked bool
-	count  int
-	pttl   int64
-}
-
 func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err := l.check(); err != nil {
 		return lockState{}, err
 	}
-	field := l.Owner()
-	if l.kind == writeLock {
-		field += ":write"
-	}
-	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, field).Int64Slice()
+	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.ident().field).Int64Slice()
 	if err != nil {
 		return lockState{}, classify(l.name, err)
 	}
-	if l.kind.state == scriptLockState && len(res) == 3 { // lock and fair lock
-		return lockState{locked: res[0] == 1, count: int(res[1]), pttl: res[2]}, nil
-	}
-	if l.kind.state == scriptRWState && len(res) == 4 {
-		locked := res[0] == 1 // read side: any read hold
-		if l.kind == writeLock {
-			locked = res[1] == 1
-		}
-		return lockState{locked: locked, count: int(res[2]), pttl: res[3]}, nil
+	if s, ok := l.kind.decode(res); ok {
+		return s, nil
 	}
 	return lockState{}, fmt.Errorf("%w: %s %q: state returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
+}
+
+// QueueLength returns how many owners wait in a fair lock's queue (0 for
+// other locks).
+func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
+	if err := l.check(); err != nil {
+		return 0, err
+	}
+	if l.kind.queue == nil {
+		return 0, nil
+	}
+	n, err := l.c.rdb.LLen(ctx, l.kind.queue(l.name)).Result()
+	if err != nil {
+		return 0, classify(l.name, fmt.Errorf("fair lock queue: %w", err))
+	}
+	return n, nil
 }
 
 // IsLocked reports whether any owner, in any process, holds the lock (for

@@ -5,13 +5,59 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The Lock's calls to Redis and the bookkeeping of its hold. Every function
-// here runs with l.mu held.
+// The Lock's state, its calls to Redis and the bookkeeping of its hold,
+// below the public API in rlock.go and built on the kinds of lockkind.go.
+// Every method here runs with l.mu held, except acquire (which takes it),
+// ident, and newIdentity while the handle is being built.
+
+// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
+// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
+// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
+// carrying the unlock message 0, and a fencing counter at
+// redisson_lock_token:{name}.
+//
+// Each Lock value is one owner (what a thread is in Redisson): locking it again
+// re-enters and increments the hold count, and only it can unlock its holds.
+// Client.GetLock returns a new owner on every call, so getting the lock where
+// it is used is the safe habit. A Lock is safe for concurrent use, but
+// goroutines sharing one Lock share one owner: they re-enter each other's
+// holds rather than exclude each other. Do not copy a Lock.
+type Lock struct {
+	c *Client
+	lockNames
+	kind     *lockKind
+	latchPre string // unlock latch key prefix
+	badName  error  // set when the name cannot work on this topology
+
+	mu    sync.Mutex // serializes this owner's script calls; guards what follows
+	count int        // hold count as last reported by Redis
+	lease leaseArg   // lease of the latest acquisition
+	hold  *hold      // current hold, nil when count == 0
+
+	// Read without mu, so that they never wait for a call in flight.
+	token atomic.Int64             // fencing token of the latest acquisition
+	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
+	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
+}
+
+// leaseArg is a lease in milliseconds with its script argument, boxed once.
+type leaseArg struct {
+	ms  int64
+	arg any
+}
+
+func (a *leaseArg) set(ms int64) {
+	if a.arg == nil || a.ms != ms {
+		a.ms, a.arg = ms, strconv.FormatInt(ms, 10)
+	}
+}
 
 // newIdentity gives the handle a fresh owner field. A handle whose hold was
 // lost, or whose undo of an acquire failed, takes one, so that a stale field
@@ -23,29 +69,12 @@ func (l *Lock) newIdentity(owner string) {
 	if owner == "" {
 		owner = l.c.newOwner()
 	}
-	l.owner.Store(&owner)
-	l.field = owner
-	l.acqKeys = []string{l.name, l.tokenKey, l.channel}
-	l.relKeys = []string{l.name, l.channel, ""}
-	l.acqExtra = nil
-	switch l.kind {
-	case writeLock:
-		l.field = owner + ":write"
-	case fairLock:
-		l.queueKey = prefixName("redisson_lock_queue", l.name)
-		l.timeoutKey = prefixName("redisson_lock_timeout", l.name)
-		l.aliveKey = prefixName("redisson_lock_alive", l.name)
-		l.acqKeys = []string{l.name, l.tokenKey, l.aliveKey, l.queueKey, l.timeoutKey}
-		l.relKeys = append(l.relKeys, l.queueKey, l.timeoutKey, l.aliveKey)
-		l.acqExtra = []any{l.c.fairWaiterArg(), fairAllowanceArg}
-	case readLock:
-		l.timeouts = suffixName(l.name, owner+":rwlock_timeout")
-		l.acqKeys[1] = l.timeouts
-		l.relKeys = append(l.relKeys, l.timeouts, rwKeyPrefix(l.name))
-		l.acqExtra = []any{owner + ":write"}
-	}
-	l.fieldArg = l.field
+	l.id.Store(l.kind.identify(l.c, l.lockNames, owner, owner+l.kind.suffix))
 }
+
+// ident returns the handle's current identity. It changes only in
+// newIdentity, with l.mu held (or before the handle is shared).
+func (l *Lock) ident() *identity { return l.id.Load() }
 
 // syncLost forgets a hold that ended without Unlock and returns why it
 // ended (nil while it lasts).
@@ -67,7 +96,7 @@ func (l *Lock) endHold(err error) {
 	l.stopTracking(h)
 	h.end(err)
 	l.count, l.hold = 0, nil
-	if err != ErrNotHeld && !l.kind.sharedOwner() {
+	if err != ErrNotHeld && !l.kind.sharedOwner {
 		l.newIdentity("")
 	}
 }
@@ -107,8 +136,8 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	l.lease.set(max(lease.Milliseconds(), 1))
 	lease = time.Duration(l.lease.ms) * time.Millisecond
 	var pub, msg any = "", ""
-	if w.subscribed && l.kind == fairLock {
-		pub = "wait"
+	if w.subscribed && l.kind.queuePub != "" {
+		pub = l.kind.queuePub
 	} else if w.subscribed && l.kind.announce {
 		pub, msg = l.c.pubsub.publishArg(ctx), "2"
 		if w.age >= 0 {
@@ -119,14 +148,15 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	// The hold counts as lost a little before Redis would drop it, so that
 	// the holder hears of it before any other owner can acquire.
 	expires := start.Add(lease - lossMargin(lease))
-	args := append([]any{l.lease.arg, l.fieldArg, l.count, pub, msg}, l.acqExtra...)
+	id := l.ident()
+	args := append([]any{l.lease.arg, id.fieldArg, l.count, pub, msg}, id.acqExtra...)
 	var acked int64
 	var cmd *redis.Cmd
 	ack := l.c.opts.ReplicaAck
 	if ack.Replicas > 0 {
-		cmd, acked = l.c.scripts.runWait(ctx, l.kind.acquire, l.acqKeys, ack.Replicas, ack.Timeout, args...)
+		cmd, acked = l.c.scripts.runWait(ctx, l.kind.acquire, id.acqKeys, ack.Replicas, ack.Timeout, args...)
 	} else {
-		cmd = l.c.scripts.run(ctx, l.kind.acquire, l.acqKeys, args...)
+		cmd = l.c.scripts.run(ctx, l.kind.acquire, id.acqKeys, args...)
 	}
 	res, err := cmd.Int64Slice()
 	if err != nil {
@@ -179,6 +209,20 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	return true, 0, nil
 }
 
+// newHold starts a hold of l's current owner, with what the watchdog needs
+// to renew it.
+func (l *Lock) newHold() *hold {
+	id := l.ident()
+	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
+	h.renew, h.drop = l.kind.renew, l.kind.drop
+	if h.drop != nil {
+		h.pub = l.c.pubsub.publishArgBackground()
+	}
+	h.seq = l.c.requests.Add(1)
+	h.renewArgs = append([]any{id.fieldArg}, id.renewExtra...)
+	return h
+}
+
 // track starts keeping h: the watchdog renews it, or a timer ends it at its
 // lease deadline. If the client closed meanwhile, the hold just taken is
 // released again and ended with ErrClientClosed.
@@ -195,7 +239,7 @@ func (l *Lock) track(ctx context.Context, h *hold, watched bool, expires time.Ti
 	if !l.c.watchdog.add(h, expires) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 		defer cancel()
-		_, _ = l.release(cctx, 1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
+		_, _ = l.release(cctx, 1, l.latchPre+"c:"+l.ident().field+":"+l.c.newRequest())
 		h.end(ErrClientClosed)
 	}
 }
@@ -209,11 +253,11 @@ func (l *Lock) track(ctx context.Context, h *hold, watched bool, expires time.Ti
 func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
-	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.field+":"+l.c.newRequest())
+	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.ident().field+":"+l.c.newRequest())
 	switch {
 	case err == nil && n >= 0:
 		l.count = int(n)
-	case l.hold == nil && !l.kind.sharedOwner():
+	case l.hold == nil && !l.kind.sharedOwner:
 		l.newIdentity("")
 	case !l.hold.watched && expires.Before(l.hold.deadline):
 		l.endAt(l.hold, expires)
@@ -227,9 +271,10 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 	if l.lease.arg == nil {
 		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
 	}
-	l.relKeys[2] = latch
-	res, err := l.c.scripts.run(ctx, l.kind.release, l.relKeys,
-		l.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx)).Int64Slice()
+	id := l.ident()
+	id.relKeys[2] = latch
+	res, err := l.c.scripts.run(ctx, l.kind.release, id.relKeys,
+		id.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		return 0, err
 	}
@@ -251,8 +296,8 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 // fencing token (unique per acquisition of the name), or for read holds,
 // which take no token, the owner and the hold's number.
 func (l *Lock) latchKey() string {
-	if l.kind == readLock {
-		return l.latchPre + l.field + ":" + strconv.FormatUint(l.hold.seq, 10)
+	if l.kind.untokened {
+		return l.latchPre + l.ident().field + ":" + strconv.FormatUint(l.hold.seq, 10)
 	}
 	return l.latchPre + strconv.FormatInt(l.token.Load(), 10)
 }

@@ -16,21 +16,21 @@ var (
 	scriptLockState   = mustScript("lock_state")
 
 	// FairLock (fairlock.go). fair_release joins prelude_release_latch.
-	// scriptFairLeave (fair_leave) is still declared in fairlock.go.
 	scriptFairAcquire = mustScript("fair_acquire")
 	scriptFairRelease = mustScript("fair_release")
 	scriptFairForce   = mustScript("fair_force_unlock")
+	scriptFairLeave   = mustScript("fair_leave")
 
 	// ReadWriteLock (lockkind.go, rwlock.go): the read and write sides. The
-	// two releases join prelude_release_latch. scriptRWForce
-	// (rw_force_unlock) and scriptRWState (rw_state) are still declared in
-	// lockkind.go.
+	// two releases join prelude_release_latch.
 	scriptRWReadAcquire  = mustScript("rw_read_acquire")
 	scriptRWReadRelease  = mustScript("rw_read_release")
 	scriptRWReadRenew    = mustScript("rw_read_renew")
 	scriptRWWriteAcquire = mustScript("rw_write_acquire")
 	scriptRWWriteRelease = mustScript("rw_write_release")
 	scriptRWWriteDrop    = mustScript("rw_write_drop")
+	scriptRWForce        = mustScript("rw_force_unlock")
+	scriptRWState        = mustScript("rw_state")
 
 	// Semaphore (semaphore.go): Redisson's RSemaphore, with a reservation
 	// for the longest-waiting acquirer and a marker per call.

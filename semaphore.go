@@ -243,13 +243,15 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 			return ok, err
 		}
 	}
-	// firstTry.done makes await try once before its first wait, at once
-	// when it joins this client's subscription, after subscribing
-	// otherwise, and bound every wait by syncRecheck. (Its queued path,
-	// which waits behind local waiters without trying, does not suit a
-	// semaphore: a newcomer may need fewer permits than are free.)
-	ok, err := s.c.await(ctx, semKind, s.name, s.channel, semaphoreWakePolicy, wait,
-		firstTry{done: true, retry: syncRecheck},
+	// recheck makes await try once before its first wait, at once when it
+	// joins this client's subscription, after subscribing otherwise, and
+	// bound every wait by syncRecheck. (Its queued path, which waits behind
+	// local waiters without trying, does not suit a semaphore: a newcomer
+	// may need fewer permits than are free.)
+	ok, err := s.c.await(ctx, waitSpec{
+		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait,
+		recheck: true, retry: syncRecheck,
+	},
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			waited := int64(-1)
 			if w.age >= 0 { // has waited once: may reserve

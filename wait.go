@@ -12,35 +12,66 @@ import (
 // it: the holder's remaining lease, or a negative value when unknown.
 type attempt func(ctx context.Context, w waiting) (bool, time.Duration, error)
 
-// firstTry is the outcome of a failed try the caller already made.
-type firstTry struct {
-	done  bool
-	retry time.Duration
+// waitSpec says how await waits for one object: every object that blocks
+// (locks of every kind, semaphores, latches) is one configuration of it.
+type waitSpec struct {
+	what    string        // the object's kind, in errors: "lock", "semaphore", ...
+	name    string        // the object's name, in errors
+	channel string        // where the object's wake-ups are published
+	plain   bool          // channel is plain whatever the pub/sub mode (see objectChannel)
+	policy  wakePolicy    // which messages on channel wake a waiter
+	wait    time.Duration // how long to wait: < 0 until ctx ends
+
+	// recheck: the caller's own try has failed already (or, for a
+	// semaphore whose client listens to its channel, is worth making only
+	// by the loop), so the loop's first try is a re-check. It is made at
+	// once when the loop joins this client's subscription, after
+	// subscribing otherwise; the loop never queues behind local waiters or
+	// yields to other clients first. retry, with recheck, is what that
+	// failed try reported: it bounds the wait before the re-check.
+	recheck bool
+	retry   time.Duration
+
+	// shared: several callers can hold the object at once (read locks): a
+	// new caller then never queues behind local waiters or yields before
+	// its first try, since it may well get in beside the current holders.
+	shared bool
+
+	// own: channel is this waiter's alone (a fair lock waiter's): the loop
+	// subscribes without joining another caller's subscription, and wakes
+	// nobody when it leaves.
+	own bool
+	// beat, when > 0, replaces the default bound of a wait (the retry
+	// reported, or WatchdogTimeout when none is known): every wait lasts at
+	// most beat, or the retry reported when that is shorter, so that the
+	// waiter tries again at least every beat (a fair waiter's try confirms
+	// its place in the queue).
+	beat time.Duration
+	// onGiveUp, when set, runs when the loop subscribed and then returns
+	// without the object (a fair waiter leaves the queue), before the
+	// subscription closes.
+	onGiveUp func(ctx context.Context)
 }
 
-// await runs try until it succeeds, wait runs out (false, nil; wait < 0
-// never runs out) or ctx ends (an error wrapping ctx.Err()). Between tries
-// it waits on channel, through the client's shared subscription, for a
-// message that policy counts as a wake-up, for at most the time try
-// reported, so that a lost message only delays. kind and name name the
-// object in errors. first, when done, is a failed try made before.
-func (c *Client) await(ctx context.Context, kind, name, channel string, policy wakePolicy, wait time.Duration, first firstTry, try attempt) (bool, error) {
-	return c.awaitShared(ctx, kind, name, objectChannel{name: channel}, policy, wait, first, false, try)
-}
-
-// awaitShared is await for objects that several callers can hold at once
-// when shared is true (read locks): a new caller then never queues behind
-// local waiters or yields before its first try, since it may well get in
-// beside the current holders. Its channel says whether it follows the
-// pub/sub mode or stays plain (see objectChannel); await's follows the mode.
-func (c *Client) awaitShared(ctx context.Context, kind, name string, channel objectChannel, policy wakePolicy, wait time.Duration, first firstTry, shared bool, try attempt) (ok bool, err error) {
+// await runs try until it succeeds, s.wait runs out (false, nil; a
+// negative wait never runs out) or ctx ends (an error wrapping ctx.Err()).
+// Between tries it waits on s.channel, through the client's shared
+// subscription (its own one with s.own), for a message that s.policy counts
+// as a wake-up, for at most the time try reported, so that a lost message
+// only delays.
+func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, err error) {
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue
 	// behind them without a try (one round trip saved, and local order
 	// kept), but always try at least once before giving up.
-	sub, queued, yield := c.pubsub.join(channel)
-	if shared {
+	var sub *subscription
+	var queued bool
+	var yield time.Duration
+	if !s.own {
+		sub, queued, yield = c.pubsub.join(objectChannel{name: s.channel, plain: s.plain})
+	}
+	if s.shared {
 		queued, yield = false, 0
 	}
 	if sub != nil {
@@ -50,11 +81,11 @@ func (c *Client) awaitShared(ctx context.Context, kind, name string, channel obj
 	// that a wake-up it got is not lost and a waiter that never tried (it
 	// queued) learns the holder's lease by trying. (Runs before close.)
 	defer func() {
-		if !ok && sub != nil {
+		if !ok && sub != nil && !s.own {
 			sub.passOn()
 		}
 	}()
-	retry, tried := time.Duration(-1), first.done
+	retry, tried := time.Duration(-1), s.recheck
 	mustTry := false
 	switch {
 	case tried && sub != nil:
@@ -62,16 +93,16 @@ func (c *Client) awaitShared(ctx context.Context, kind, name string, channel obj
 		// passed unseen, so try once more.
 		mustTry = true
 	case tried:
-		retry = first.retry
-	case queued && wait != 0:
+		retry = s.retry
+	case queued && s.wait != 0:
 		// Queue behind the local waiters.
-	case yield > 0 && wait != 0:
+	case yield > 0 && s.wait != 0:
 		// This client just released the object while other clients wait:
 		// give their waiter a moment before competing with it. If one
 		// announces it took the object, that answers the first try.
 		start := time.Now()
 		if _, err := sub.wait(ctx, yield); err != nil {
-			return false, c.waitErr(kind, name, err)
+			return false, c.waitErr(s.what, s.name, err)
 		}
 		tried = sub.takenSince(start)
 		mustTry = !tried
@@ -79,19 +110,23 @@ func (c *Client) awaitShared(ctx context.Context, kind, name string, channel obj
 		mustTry = true
 	}
 	if mustTry {
-		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok || wait == 0 {
+		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok || s.wait == 0 {
 			return ok, err
 		}
 		tried = true
 	}
 	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
+	if s.wait > 0 {
+		deadline = time.Now().Add(s.wait)
 	}
-	// bound limits a wait by retry and by the caller's wait; it reports
-	// false once the caller's wait ran out.
+	// bound limits a wait by retry (or the beat) and by the caller's wait;
+	// it reports false once the caller's wait ran out.
 	bound := func(retry time.Duration) (time.Duration, bool) {
 		switch {
+		case s.beat > 0:
+			if retry <= 0 || retry > s.beat {
+				retry = s.beat
+			}
 		case retry < 0:
 			retry = c.opts.WatchdogTimeout // no expiry known: re-check now and then
 		case retry == 0:
@@ -105,11 +140,18 @@ func (c *Client) awaitShared(ctx context.Context, kind, name string, channel obj
 	}
 	if sub == nil {
 		var fresh *subscription
-		if fresh, err = c.pubsub.subscribe(ctx, channel, policy); err != nil {
+		if fresh, err = c.pubsub.subscribe(ctx, objectChannel{name: s.channel, plain: s.plain}, s.policy); err != nil {
 			return false, err
 		}
 		sub = fresh
 		defer fresh.close()
+		if s.onGiveUp != nil {
+			defer func() {
+				if !ok {
+					s.onGiveUp(ctx)
+				}
+			}()
+		}
 		// A message published before Redis confirmed the subscription is
 		// lost: wait for the confirmation, then try again before waiting.
 		d, more := bound(retry)
@@ -131,10 +173,10 @@ func (c *Client) awaitShared(ctx context.Context, kind, name string, channel obj
 			return false, nil
 		}
 		if _, err := sub.wait(ctx, d); err != nil {
-			return false, c.waitErr(kind, name, err)
+			return false, c.waitErr(s.what, s.name, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("redisson: %s %q: %w", kind, name, err)
+			return false, fmt.Errorf("redisson: %s %q: %w", s.what, s.name, err)
 		}
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err
