@@ -255,15 +255,6 @@ func (e *wrongTypeError) Unwrap() error { return e.err }
 
 func isWrongType(err error) bool { return strings.Contains(err.Error(), "WRONGTYPE") }
 
-// classify turns a WRONGTYPE reply into an error matching ErrWrongType and
-// returns every other error unchanged.
-func classify(name string, err error) error {
-	if err != nil && isWrongType(err) {
-		return &objectError{kind: "key", name: name, cause: &wrongTypeError{err: err}}
-	}
-	return err
-}
-
 // mayHaveRun reports whether a call that failed with err may have run on
 // the server all the same: every failure but an error reply from Redis (a
 // lost reply, a timeout, a cancelled context, a dropped connection) leaves

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -76,7 +75,7 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 		return false, err
 	}
 	if wait < 0 || lease < 0 {
-		return false, fmt.Errorf("%w: %s %q: wait %v, lease %v", ErrNegativeDuration, l.kind.what, l.name, wait, lease)
+		return false, objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
 	}
 	return l.tryLock(ctx, wait, lease)
 }
@@ -141,7 +140,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	}
 	n, err := l.c.scripts.run(ctx, l.kind.force, keys, l.kind.forceArgs(l.c.pubsub.publishArg(ctx))...).Int64()
 	if err != nil {
-		return false, classify(l.name, err)
+		return false, objectErr(l.kind.what, l.name, err)
 	}
 	return n == 1, nil
 }
@@ -152,12 +151,12 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	}
 	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.ident().field).Int64Slice()
 	if err != nil {
-		return lockState{}, classify(l.name, err)
+		return lockState{}, objectErr(l.kind.what, l.name, err)
 	}
 	if s, ok := l.kind.decode(res); ok {
 		return s, nil
 	}
-	return lockState{}, fmt.Errorf("%w: %s %q: state returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
+	return lockState{}, objectErrorf(l.kind.what, l.name, "%w: state returned %v", ErrUnexpectedReply, res)
 }
 
 // QueueLength returns how many owners wait in a fair lock's queue (0 for
@@ -171,7 +170,7 @@ func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
 	}
 	n, err := l.c.rdb.LLen(ctx, l.kind.queue(l.name)).Result()
 	if err != nil {
-		return 0, classify(l.name, fmt.Errorf("fair lock queue: %w", err))
+		return 0, objectErr(l.kind.what, l.name, err)
 	}
 	return n, nil
 }
@@ -206,7 +205,7 @@ func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
 	case !s.locked:
 		return 0, nil
 	case s.pttl < 0:
-		return 0, fmt.Errorf("%w: %s %q has no expiry", ErrUnexpectedReply, l.kind.what, l.name)
+		return 0, objectErrorf(l.kind.what, l.name, "%w: no expiry", ErrUnexpectedReply)
 	}
 	return time.Duration(s.pttl) * time.Millisecond, nil
 }

@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -160,15 +158,14 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	}
 	res, err := cmd.Int64Slice()
 	if err != nil {
-		var rerr redis.Error
-		if !errors.As(err, &rerr) {
+		if mayHaveRun(err) {
 			// The script may have run and its reply been lost: undo it.
 			l.compensate(ctx, expires)
 		}
-		return false, 0, classify(l.name, err)
+		return false, 0, objectErr(l.kind.what, l.name, err)
 	}
 	if len(res) != 2 {
-		return false, 0, fmt.Errorf("%w: %s %q: acquire returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
+		return false, 0, objectErrorf(l.kind.what, l.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
 	}
 	if res[0] == 0 {
 		if res[1] < 0 {
@@ -178,8 +175,7 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	}
 	if ack.Replicas > 0 && acked < int64(ack.Replicas) {
 		l.compensate(ctx, expires)
-		return false, 0, fmt.Errorf("%w: %s %q: %d of %d replicas acknowledged within %v",
-			ErrNotReplicated, l.kind.what, l.name, acked, ack.Replicas, ack.Timeout)
+		return false, 0, objectErrorf(l.kind.what, l.name, "%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, acked, ack.Replicas, ack.Timeout)
 	}
 	if l.hold != nil && res[0] == 1 {
 		// We thought we re-entered, but Redis no longer knew the old hold:
@@ -257,8 +253,13 @@ func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 	switch {
 	case err == nil && n >= 0:
 		l.count = int(n)
-	case l.hold == nil && !l.kind.sharedOwner:
-		l.newIdentity("")
+	case l.hold == nil:
+		// A first acquisition may have left a field behind: a handle of
+		// its own takes a new one; the two sides of a read-write lock keep
+		// theirs and adopt it (see newIdentity).
+		if !l.kind.sharedOwner {
+			l.newIdentity("")
+		}
 	case !l.hold.watched && expires.Before(l.hold.deadline):
 		l.endAt(l.hold, expires)
 	}
@@ -279,7 +280,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 		return 0, err
 	}
 	if len(res) != 2 {
-		return 0, fmt.Errorf("%w: %s %q: release returned %v", ErrUnexpectedReply, l.kind.what, l.name, res)
+		return 0, objectErrorf(l.kind.what, l.name, "%w: release returned %v", ErrUnexpectedReply, res)
 	}
 	if res[0] == 0 {
 		l.c.janitor.add(latch)
@@ -308,7 +309,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 		return &leaseLostError{name: l.name}
 	}
 	if l.count == 0 {
-		return fmt.Errorf("%w: lock %q", ErrNotHeld, l.name)
+		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
 	}
 	h := l.hold
 	final := l.count == 1
@@ -326,7 +327,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 		if final && h.watched {
 			l.endAt(h, deadline) // nobody renews it now: report its end
 		}
-		return classify(l.name, err)
+		return objectErr(l.kind.what, l.name, err)
 	case n < 0:
 		l.endHold(ErrLeaseLost)
 		return &leaseLostError{name: l.name}
@@ -344,9 +345,9 @@ func (l *Lock) unlock(ctx context.Context) error {
 				l.endAt(h, deadline)
 			}
 			if err == nil {
-				err = fmt.Errorf("%w: %s %q: %d holds left", ErrUnexpectedReply, l.kind.what, l.name, n)
+				err = objectErrorf(l.kind.what, l.name, "%w: %d holds left", ErrUnexpectedReply, n)
 			}
-			return classify(l.name, err)
+			return objectErr(l.kind.what, l.name, err)
 		}
 		l.endHold(ErrNotHeld)
 	default:

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestRWLockReadersShareWriterExcludes(t *testing.T) {
@@ -391,5 +393,28 @@ func TestRWLockCluster(t *testing.T) {
 	}
 	if err := c.GetReadWriteLock("bad{name").ReadLock().Lock(ctx); !errors.Is(err, ErrInvalidName) {
 		t.Fatalf("name with an unclosed brace on Cluster: %v; want ErrInvalidName", err)
+	}
+}
+
+// With Redis unreachable, a read or write TryLock returns the dial error,
+// naming the lock, and holds nothing: the undo of an acquire whose reply
+// may be lost finds no hold of the pair's owner to adjust.
+func TestRWLockUnreachableRedisReturnsError(t *testing.T) {
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { dead.Close() })
+	c := newClient(t, dead, &Options{CleanupTimeout: 200 * time.Millisecond})
+	ctx := testCtx(t, 10*time.Second)
+	rw := c.GetReadWriteLock("unreachable")
+	for _, l := range []*Lock{rw.ReadLock(), rw.WriteLock()} {
+		ok, err := l.TryLock(ctx, 0, time.Second)
+		if ok || err == nil {
+			t.Fatalf("%s TryLock with Redis unreachable = %v, %v; want false and an error", l.kind.what, ok, err)
+		}
+		if !strings.Contains(err.Error(), `"unreachable"`) {
+			t.Errorf("%s TryLock error %q does not name the lock", l.kind.what, err)
+		}
+		if n, _ := l.HoldCount(ctx); n != 0 || l.Err() == nil {
+			t.Errorf("%s after the failed TryLock: hold count %d, Err %v; want no hold", l.kind.what, n, l.Err())
+		}
 	}
 }

@@ -3,7 +3,6 @@ package redisson
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -176,7 +175,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 			return false, c.waitErr(s.what, s.name, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("redisson: %s %q: %w", s.what, s.name, err)
+			return false, objectErrorf(s.what, s.name, "%w", err)
 		}
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err
@@ -190,5 +189,5 @@ func (c *Client) waitErr(kind, name string, err error) error {
 	if errors.Is(err, ErrClientClosed) {
 		return err
 	}
-	return fmt.Errorf("redisson: %s %q: %w", kind, name, err)
+	return objectErrorf(kind, name, "%w", err)
 }
