@@ -124,3 +124,17 @@ func (c *Client) newRequest() string {
 }
 
 func (c *Client) slot(key string) int { return c.topo.slot(key) }
+
+// objectCodec resolves the codec of an object created with opts.
+func (c *Client) objectCodec(opts []ObjectOption) Codec {
+	var o objectOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	if isNil(o.codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
+		return c.opts.Codec
+	}
+	return o.codec
+}

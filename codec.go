@@ -24,34 +24,6 @@ type Codec interface {
 	Unmarshal(data []byte, v any) error
 }
 
-// ObjectOption configures one typed object when it is created.
-type ObjectOption func(*objectOptions)
-
-type objectOptions struct {
-	codec Codec
-}
-
-// WithCodec makes an object encode its values with codec instead of the
-// client's default (Options.Codec). A nil codec, or a nil pointer to one,
-// keeps the default.
-func WithCodec(codec Codec) ObjectOption {
-	return func(o *objectOptions) { o.codec = codec }
-}
-
-// objectCodec resolves the codec of an object created with opts.
-func (c *Client) objectCodec(opts []ObjectOption) Codec {
-	var o objectOptions
-	for _, f := range opts {
-		if f != nil {
-			f(&o)
-		}
-	}
-	if isNil(o.codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
-		return c.opts.Codec
-	}
-	return o.codec
-}
-
 // isNil reports whether v is nil or a nil pointer (the values ErrNilValue
 // refuses). Nil maps and slices are values: they encode as empty or nil.
 func isNil(v any) bool {

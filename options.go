@@ -182,3 +182,17 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 	}
 	return time.Duration(retries)*(max(dial, 0)+wt+rt+max(backoff, 0)) + time.Second
 }
+
+// ObjectOption configures one typed object when it is created.
+type ObjectOption func(*objectOptions)
+
+type objectOptions struct {
+	codec Codec
+}
+
+// WithCodec makes an object encode its values with codec instead of the
+// client's default (Options.Codec). A nil codec, or a nil pointer to one,
+// keeps the default.
+func WithCodec(codec Codec) ObjectOption {
+	return func(o *objectOptions) { o.codec = codec }
+}
