@@ -64,4 +64,10 @@
 // ErrWrongType, ErrNegativeDuration, ErrEmptyName, ErrClientClosed, ...);
 // compare with errors.Is. A blocking call whose context ends returns an error
 // matching ctx.Err() and leaves nothing behind in Redis.
+//
+// # Design
+//
+// docs/architecture.md in the repository draws the design: the layers, the
+// shared services and who owns which goroutine, how a lock moves through
+// them, the cross-client hand-off, the pub/sub modes and the script runner.
 package redisson

@@ -83,13 +83,24 @@ func preludesOf(body string) []string {
 type scripts struct {
 	rdb  redis.UniversalClient
 	topo topology
-	// loads counts SCRIPT LOADs, for tests and metrics.
+	// loads counts SCRIPT LOADs (see stats).
 	mu    sync.Mutex
 	loads int
 }
 
 func isNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// scriptStats is what tests and benchmarks read of the script runner.
+type scriptStats struct {
+	loads int // SCRIPT LOADs sent (a load on every master counts once)
+}
+
+func (c *scripts) stats() scriptStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return scriptStats{loads: c.loads}
 }
 
 // run calls s with EVALSHA and, on NOSCRIPT, loads it and calls once more.

@@ -179,9 +179,7 @@ func TestClusterTopology(t *testing.T) {
 	loads := func() int {
 		n := 0
 		for _, c := range clients {
-			c.scripts.mu.Lock()
-			n += c.scripts.loads
-			c.scripts.mu.Unlock()
+			n += c.scripts.stats().loads
 		}
 		return n
 	}
