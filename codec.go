@@ -102,6 +102,9 @@ func (MsgpackCodec) Marshal(v any) ([]byte, error) {
 	enc := msgpack.GetEncoder()
 	enc.Reset(&buf) // clears every flag a previous user of the pool set
 	enc.UseCompactInts(true)
+	if asJavaLong(v, msgpackCustomEncoder, msgpackMarshaler, binaryMarshaler, textMarshaler) {
+		buf.Write(msgpackLongHeader) // [type id, n], as Jackson writes a Long
+	}
 	err := enc.Encode(v)
 	msgpack.PutEncoder(enc)
 	if err != nil {
@@ -132,7 +135,7 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 		err = fmt.Errorf("%d bytes left over after one msgpack value", r.Len())
 	}
 	if p, ok := v.(*any); ok && err == nil {
-		*p = widen(*p)
+		*p = javaValue(widen(*p))
 	}
 	return err
 }
@@ -207,16 +210,17 @@ func plainInteger(p any) (reflect.Value, bool) {
 	return rv.Elem(), true
 }
 
-// decodeInteger decodes one msgpack integer into e, refusing one that does
-// not fit e's type: the msgpack package would wrap it silently (a Java Long
-// 300 read as the int8 44, -1 as the uint64 2^64-1).
+// decodeInteger decodes one msgpack integer, bare or wrapped with a Java
+// integer type id (codec_typeid.go), into e, refusing one that does not fit
+// e's type: the msgpack package would wrap it silently (a Java Long 300 read
+// as the int8 44, -1 as the uint64 2^64-1).
 func decodeInteger(dec *msgpack.Decoder, e reflect.Value) error {
 	x, err := dec.DecodeInterface()
 	if err != nil {
 		return err
 	}
 	fits := false
-	switch n := widen(x).(type) {
+	switch n := unwrapJavaInteger(widen(x)).(type) {
 	case int64:
 		if e.CanInt() {
 			fits = !e.OverflowInt(n)
@@ -272,20 +276,53 @@ type JSONCodec struct{}
 func (JSONCodec) Name() string { return "json" }
 
 func (JSONCodec) Marshal(v any) ([]byte, error) {
+	if asJavaLong(v, jsonMarshaler, textMarshaler) {
+		return jsonJavaLong(v), nil // as Jackson writes a Long
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if isPlainFloat(v, jsonMarshaler, textMarshaler) && !bytes.ContainsAny(b, ".eE") {
+		b = append(b, ".0"...) // 3.0, not 3, which Java reads as an Integer
+	}
+	return b, nil
 }
 
 func (JSONCodec) Unmarshal(b []byte, v any) error {
 	if string(bytes.TrimSpace(b)) == "null" && !nillable(v) {
 		return fmt.Errorf("json null cannot decode into %T", v)
 	}
+	if p, ok := v.(*any); ok {
+		return unmarshalJSONAny(b, p)
+	}
+	if jsonIntegerTarget(v) {
+		b = jsonUnwrapInteger(b)
+	}
 	return json.Unmarshal(b, v)
+}
+
+// unmarshalJSONAny decodes b into *p as Jackson would read it: integers as
+// int64, other numbers as float64, type ids as javaValue says.
+func unmarshalJSONAny(b []byte, p *any) error {
+	if !json.Valid(b) {
+		return json.Unmarshal(b, p) // the error encoding/json gives
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return err
+	}
+	x, err := jsonNumbers(x)
+	if err != nil {
+		return err
+	}
+	*p = javaValue(x)
+	return nil
 }
 
 // StringCodec stores values as their UTF-8 text, byte for byte what
@@ -331,9 +368,9 @@ func (StringCodec) Marshal(v any) ([]byte, error) {
 	case uint64:
 		return strconv.AppendUint(nil, x, 10), nil
 	case float32:
-		return strconv.AppendFloat(nil, float64(x), 'g', -1, 32), nil
+		return javaFloatText(float64(x), 32), nil
 	case float64:
-		return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+		return javaFloatText(x, 64), nil
 	case bool:
 		return strconv.AppendBool(nil, x), nil
 	}

@@ -285,14 +285,18 @@ func (m *Map[K, V]) Delete(ctx context.Context) (bool, error) {
 // sum, atomically on the server (Redisson's RMap.addAndGet). V must be a
 // signed integer or float type, and the codec one that can add:
 //
-//   - StringCodec and JSONCodec store numbers as decimal text: HINCRBY for
-//     integer types, HINCRBYFLOAT for floats, exactly as Redisson's
-//     StringCodec/JsonJacksonCodec maps see them.
-//   - MsgpackCodec decodes the stored MessagePack number and encodes the sum
-//     in a script (Redis's cmsgpack and struct), in the form Jackson writes:
-//     the smallest integer form for integer types, float 64 for float64
-//     (a Java Double), float 32 for float32 (a Float). Lua numbers are
-//     doubles, so integer values work within +-(2^53 - 1).
+//   - StringCodec stores numbers as decimal text: HINCRBY for integer
+//     types, HINCRBYFLOAT for floats.
+//   - JSONCodec: HINCRBYFLOAT for floats; for integers a script that reads a
+//     bare integer or one wrapped with a Java integer type id and writes the
+//     sum as the codec writes V (int and int64 as ["java.lang.Long",n], as
+//     Jackson writes a Long), with Redis's exact int64 arithmetic.
+//   - MsgpackCodec decodes the stored MessagePack number (bare or wrapped
+//     with a Java integer type id) and encodes the sum in a script (Redis's
+//     cmsgpack and struct), as the codec writes V: int and int64 as a
+//     wrapped java.lang.Long, other integer types in the smallest integer
+//     form, float 64 for float64 (a Java Double), float 32 for float32.
+//     Lua numbers are doubles, so integer values work within +-(2^53 - 1).
 //
 // It returns an error matching ErrCodec, leaving the map unchanged, for
 // another codec (BytesCodec, a custom one), a non-numeric V, a NaN or
@@ -314,15 +318,26 @@ func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
 	if err != nil {
 		return zero, err
 	}
+	kind := "int" // int8..int32: a Java Integer
+	switch {
+	case !isInt:
+		kind = "float" + strconv.Itoa(8*int(reflect.TypeOf(delta).Size()))
+	case asJavaLong(delta, msgpackCustomEncoder, msgpackMarshaler, binaryMarshaler, textMarshaler, jsonMarshaler):
+		kind = "long" // int, int64: a Java Long, written with its type id
+	}
 	var reply string
 	switch m.codec.(type) {
 	case MsgpackCodec, *MsgpackCodec:
-		kind := "int"
-		if !isInt {
-			kind = "float" + strconv.Itoa(8*int(reflect.TypeOf(delta).Size()))
-		}
 		reply, err = m.c.scripts.run(ctx, scriptMapAddMsgpack, []string{m.name}, k, d, kind).Text()
-	case StringCodec, *StringCodec, JSONCodec, *JSONCodec:
+	case JSONCodec, *JSONCodec:
+		if isInt {
+			reply, err = m.c.scripts.run(ctx, scriptMapAddJSON, []string{m.name}, k, d, kind).Text()
+			break
+		}
+		var f float64
+		f, err = m.c.rdb.HIncrByFloat(ctx, m.name, string(k), reflect.ValueOf(delta).Float()).Result()
+		reply = strconv.FormatFloat(f, 'g', -1, 64)
+	case StringCodec, *StringCodec:
 		if isInt {
 			var n int64
 			n, err = m.c.rdb.HIncrBy(ctx, m.name, string(k), int64(reflect.ValueOf(delta).Int())).Result()

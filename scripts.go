@@ -86,6 +86,7 @@ var (
 	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
 	scriptMapRemove      = mustScript("map_remove")
 	scriptMapAddMsgpack  = mustScript("map_add_msgpack")
+	scriptMapAddJSON     = mustScript("map_add_json")
 
 	// IDGenerator (idgenerator.go).
 	scriptIDGenInit = mustScript("idgen_init")
