@@ -208,14 +208,59 @@ func TestMapAddAndGet(t *testing.T) {
 		}
 	}
 
-	// A Long written by Redisson (msgpack 42 = 2a) and a Double (3.5).
+	// Values written by Redisson (codecs.json, encode_map_put v_long42 and
+	// v_int42): a Long is wrapped with its type id, an Integer is bare. The
+	// sum is written as the codec writes V: int64 as a Long, int32 bare.
 	name := uniqueName(t, rdb)
-	rdb.HSet(ctx, name, mustHex(t, "a56c6f6e6767"), mustHex(t, "2a"))
-	if got, err := GetMap[string, int64](c, name).AddAndGet(ctx, "longg", 1); err != nil || got != 43 {
-		t.Errorf("AddAndGet on Redisson's 42 = %d, %v; want 43", got, err)
+	for _, tc := range []struct {
+		codec       Codec
+		field, java string // hex
+		add         func() (int64, error)
+		want        string // hex
+	}{
+		{MsgpackCodec{}, "a56c6f6e6767", "92ae6a6176612e6c616e672e4c6f6e672a",
+			func() (int64, error) { return GetMap[string, int64](c, name).AddAndGet(ctx, "longg", 1) },
+			"92ae6a6176612e6c616e672e4c6f6e672b"},
+		{MsgpackCodec{}, "a5696e746767", "2a",
+			func() (int64, error) {
+				n, err := GetMap[string, int32](c, name).AddAndGet(ctx, "intgg", 1)
+				return int64(n), err
+			},
+			"2b"},
+		{JSONCodec{}, "226c6f6e676722", "5b226a6176612e6c616e672e4c6f6e67222c34325d",
+			func() (int64, error) {
+				return GetMap[string, int64](c, name, WithCodec(JSONCodec{})).AddAndGet(ctx, "longg", 1)
+			},
+			"5b226a6176612e6c616e672e4c6f6e67222c34335d"},
+		{JSONCodec{}, "22696e74676722", "3432",
+			func() (int64, error) {
+				n, err := GetMap[string, int32](c, name, WithCodec(JSONCodec{})).AddAndGet(ctx, "intgg", 1)
+				return int64(n), err
+			},
+			"3433"},
+	} {
+		rdb.HSet(ctx, name, mustHex(t, tc.field), mustHex(t, tc.java))
+		if got, err := tc.add(); err != nil || got != 43 {
+			t.Errorf("%s AddAndGet on Redisson's %s = %d, %v; want 43", tc.codec.Name(), tc.java, got, err)
+		}
+		if raw := rdb.HGet(ctx, name, string(mustHex(t, tc.field))).Val(); raw != string(mustHex(t, tc.want)) {
+			t.Errorf("%s stored %x after adding 1 to Redisson's %s, want %s", tc.codec.Name(), raw, tc.java, tc.want)
+		}
 	}
-	if raw := rdb.HGet(ctx, name, string(mustHex(t, "a56c6f6e6767"))).Val(); raw != "\x2b" {
-		t.Errorf("stored %x, want 2b (Jackson's fixint 43)", raw)
+
+	// JSON sums use Redis's int64 arithmetic: exact beyond 2^53, overflow refused.
+	jm := GetMap[string, int64](c, uniqueName(t, rdb), WithCodec(JSONCodec{}))
+	if got, err := jm.AddAndGet(ctx, "k", math.MaxInt64-1); err != nil || got != math.MaxInt64-1 {
+		t.Errorf("JSON AddAndGet(MaxInt64-1) = %d, %v", got, err)
+	}
+	if got, err := jm.AddAndGet(ctx, "k", 1); err != nil || got != math.MaxInt64 {
+		t.Errorf("JSON AddAndGet(+1) = %d, %v; want MaxInt64", got, err)
+	}
+	if got, err := jm.AddAndGet(ctx, "k", 1); !errors.Is(err, ErrCodec) {
+		t.Errorf("JSON AddAndGet past MaxInt64 = %d, %v; want ErrCodec", got, err)
+	}
+	if v, _, err := jm.Get(ctx, "k"); err != nil || v != math.MaxInt64 {
+		t.Errorf("after the refused overflow Get = %d, %v; want MaxInt64 unchanged", v, err)
 	}
 
 	// Refusals: ErrCodec, map unchanged.
