@@ -102,6 +102,9 @@ func (MsgpackCodec) Marshal(v any) ([]byte, error) {
 	enc := msgpack.GetEncoder()
 	enc.Reset(&buf) // clears every flag a previous user of the pool set
 	enc.UseCompactInts(true)
+	if f, ok := v.(float64); ok && math.IsNaN(f) {
+		return []byte{0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0}, nil // Java's one NaN, not Go's bits
+	}
 	if asJavaLong(v, msgpackCustomEncoder, msgpackMarshaler, binaryMarshaler, textMarshaler) {
 		buf.Write(msgpackLongHeader) // [type id, n], as Jackson writes a Long
 	}
@@ -384,7 +387,7 @@ func (StringCodec) Unmarshal(b []byte, v any) error {
 	case *string:
 		*p = s
 	case *[]byte:
-		*p = append([]byte(nil), b...)
+		*p = bytes.Clone(b) // empty, not nil, for an empty value
 	case encoding.TextUnmarshaler:
 		err = p.UnmarshalText(b)
 	case *int:
@@ -440,7 +443,7 @@ func (BytesCodec) Marshal(v any) ([]byte, error) {
 func (BytesCodec) Unmarshal(b []byte, v any) error {
 	switch p := v.(type) {
 	case *[]byte:
-		*p = append([]byte(nil), b...)
+		*p = bytes.Clone(b) // empty, not nil, for an empty value
 	case *string:
 		*p = string(b)
 	default:
