@@ -70,29 +70,34 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 // MsgpackCodec encodes values with MessagePack
 // (github.com/vmihailenco/msgpack/v5). It is the default codec.
 //
-// Integers are written in their smallest MessagePack form (positive or
-// negative fixint, uint8..uint64 for positive values, int8..int64 for
-// negative ones), floats at their Go width (float64 as float 64, float32 as
-// float 32), strings as fixstr/str8/str16/str32: exactly the bytes Redisson's
-// MsgPackJacksonCodec writes for String, Long/Integer/Short/Byte, Double,
-// Float and Boolean. That matters beyond decoding: a Map field is the encoded
-// key and CompareAndSet compares encoded bytes, so both sides must write the
-// same bytes for the same value.
+// It writes what Redisson's MsgPackJacksonCodec writes, so that Java reads
+// each value back as the type the Go value means (codec_typeid.go): a Go
+// int, int64, uint, uint32 or uint64 up to math.MaxInt64 at the top of a
+// value as a java.lang.Long with its type id (92 ae "java.lang.Long", then
+// the integer); int8..int32, uint8 and uint16 bare (a Java Integer);
+// integers in their smallest form (positive or negative fixint, uint8..64
+// for values >= 0, int8..64 below); float64 as float 64 (NaN as Java's
+// one NaN), float32 as float 32 (Java reads a Double); strings as
+// fixstr/str8/str16/str32. A Map field is the encoded key and
+// CompareAndSet compares encoded bytes, so both sides must write the same
+// bytes for the same value.
 //
-// Decoding into a Go interface (a Bucket[any], say) yields int64 for every
-// integer (uint64 above math.MaxInt64), float64 for every float, string,
-// bool, []byte, nil, map[string]any (map[any]any for other keys) and []any. Decoding is strict: bytes left over after one
-// value, a MessagePack nil decoded into a type that cannot be nil (an
-// int64, a string, a struct), or an integer that does not fit the Go
-// integer type it is decoded into, are errors rather than a silent zero or
-// wrapped value. The entries of every map in a value are written sorted by
-// their encoded key bytes, so a value holding a Go map encodes to the same
-// bytes every time.
+// Every Go integer type reads a bare integer or one wrapped with a Java
+// integer type id. Decoding into a Go interface (a Bucket[any], say) yields
+// int64 for every integer (uint64 above math.MaxInt64), float64 for every
+// float, string, bool, []byte, nil, map[string]any (map[any]any for other
+// keys), []any, and the value a Java type id means (javaValue). Decoding is
+// strict: bytes left over after one value, a MessagePack nil decoded into a
+// type that cannot be nil (an int64, a string, a struct), or an integer that
+// does not fit the Go integer type it is decoded into, are errors rather
+// than a silent zero or wrapped value. The entries of every map in a value
+// are written sorted by their encoded key bytes, so a value holding a Go map
+// encodes to the same bytes every time.
 //
-// Structs are encoded as maps keyed by field name (or `msgpack` tag), which
-// Jackson reads as a java.util.Map, not as a typed Java object (Jackson
-// expects its "@class" type property for those); time.Time uses the
-// MessagePack timestamp extension, which Jackson does not read.
+// Structs are encoded as maps keyed by field name (or `msgpack` tag), and
+// slices as bare arrays, which Jackson cannot read as a java.lang.Object
+// (it expects a type id); time.Time uses the MessagePack timestamp
+// extension, which Jackson does not read.
 type MsgpackCodec struct{}
 
 func (MsgpackCodec) Name() string { return "msgpack" }
@@ -141,46 +146,6 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 		*p = javaValue(widen(*p))
 	}
 	return err
-}
-
-// widen turns the integers and floats msgpack decodes into an interface
-// (int8..int64, uint8..uint64, float32, by wire format) into int64 (uint64
-// above math.MaxInt64) and float64, in maps and slices too: the wire format
-// says nothing about the Java type, which Jackson picks from the value.
-func widen(v any) any {
-	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-	case float32:
-		return float64(x)
-	case []any:
-		for i := range x {
-			x[i] = widen(x[i])
-		}
-	case map[string]any:
-		for k, e := range x {
-			x[k] = widen(e)
-		}
-	case map[any]any:
-		for k, e := range x {
-			x[k] = widen(e)
-		}
-	}
-	return v
 }
 
 const msgpackNil = 0xc0
@@ -268,12 +233,18 @@ func nillable(p any) bool {
 }
 
 // JSONCodec encodes values with encoding/json, without HTML escaping (as
-// Jackson writes). Plain values interoperate with Redisson's
-// JsonJacksonCodec, with two differences in bytes: Go writes the float64 3
-// as 3 where Jackson writes the Double 3.0 as 3.0, and Go escapes U+2028 and
-// U+2029 in strings. Java objects carry an "@class" property that Go structs
-// ignore on read and do not write. Decoding JSON null into a type that cannot
-// be nil is an error, not a zero value.
+// Jackson writes), and with the Java type ids Redisson's JsonJacksonCodec
+// writes at the top of a value: a Go int, int64, uint, uint32 or uint64 up
+// to math.MaxInt64 as ["java.lang.Long",n], so Java reads a Long (smaller
+// integers bare: an Integer); floats always with a decimal point or exponent
+// (3.0, not 3, which Java reads as an Integer). Go writes characters
+// outside the BMP as UTF-8 where Jackson writes \uD83D\uDE00, and escapes
+// U+2028 and U+2029; Java reads both. Every Go integer type reads a bare or
+// wrapped integer; a Go interface gets int64 for integer literals, float64
+// for other numbers, and the value a Java type id means (javaValue). Java
+// objects carry an "@class" property that Go structs ignore on read and do
+// not write. Decoding JSON null into a type that cannot be nil is an error,
+// not a zero value.
 type JSONCodec struct{}
 
 func (JSONCodec) Name() string { return "json" }
@@ -306,26 +277,6 @@ func (JSONCodec) Unmarshal(b []byte, v any) error {
 		b = jsonUnwrapInteger(b)
 	}
 	return json.Unmarshal(b, v)
-}
-
-// unmarshalJSONAny decodes b into *p as Jackson would read it: integers as
-// int64, other numbers as float64, type ids as javaValue says.
-func unmarshalJSONAny(b []byte, p *any) error {
-	if !json.Valid(b) {
-		return json.Unmarshal(b, p) // the error encoding/json gives
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		return err
-	}
-	x, err := jsonNumbers(x)
-	if err != nil {
-		return err
-	}
-	*p = javaValue(x)
-	return nil
 }
 
 // StringCodec stores values as their UTF-8 text, byte for byte what

@@ -288,3 +288,63 @@ func javaFloatText(f float64, bits int) []byte {
 	}
 	return b
 }
+
+// widen turns the integers and floats msgpack decodes into an interface
+// (int8..int64, uint8..uint64, float32, by wire format) into int64 (uint64
+// above math.MaxInt64) and float64, in maps and slices too: the wire format
+// says nothing about the Java type, which Jackson picks from the value.
+func widen(v any) any {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+	case float32:
+		return float64(x)
+	case []any:
+		for i := range x {
+			x[i] = widen(x[i])
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = widen(e)
+		}
+	case map[any]any:
+		for k, e := range x {
+			x[k] = widen(e)
+		}
+	}
+	return v
+}
+
+// unmarshalJSONAny decodes b into *p as Jackson would read it: integers as
+// int64, other numbers as float64, type ids as javaValue says.
+func unmarshalJSONAny(b []byte, p *any) error {
+	if !json.Valid(b) {
+		return json.Unmarshal(b, p) // the error encoding/json gives
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return err
+	}
+	x, err := jsonNumbers(x)
+	if err != nil {
+		return err
+	}
+	*p = javaValue(x)
+	return nil
+}
