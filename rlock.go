@@ -88,7 +88,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, r, err := l.acquire(ctx, lease, waiting{})
+		ok, r, err := l.acquire(ctx, lease, wait, waiting{})
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -101,7 +101,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	spec.recheck, spec.retry = recheck, retry
 	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
-			return l.acquire(ctx, lease, w)
+			return l.acquire(ctx, lease, wait, w)
 		})
 }
 
