@@ -63,8 +63,10 @@ func ExampleLock_Lock() {
 	work, cancel := lock.Context(ctx) // cancelled if the lease is lost
 	defer cancel()
 	_ = work
-	fmt.Println("token", lock.Token())
-	// Output: token 1
+	// The token grows with every acquisition of the name (it starts from
+	// the server clock in microseconds).
+	fmt.Println("fenced:", lock.Token() > 0)
+	// Output: fenced: true
 }
 
 // Each GetLock returns a new owner; the same handle re-enters.

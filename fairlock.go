@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"strconv"
+	"time"
 )
 
 // fairLock is the kind of the handles GetFairLock returns.
@@ -39,7 +40,8 @@ func fairQueueKey(name string) string { return prefixName("redisson_lock_queue",
 // timeout passes, so a dead waiter delays the queue by about
 // FairWaiterTimeout (5s by default), where Redisson waits up to five
 // minutes. The queue deadlines Redisson reads follow Redisson's own
-// arithmetic (a five-minute allowance per waiter, moved up on every
+// arithmetic (an allowance per waiter: its TryLock wait, or five minutes,
+// Redisson's fairLockWaitTimeout, for Lock; moved up on every
 // acquisition), so Go and Java waiters share one consistent queue; a dead Go
 // waiter is only dropped that fast by Go clients, and Java clients alone
 // would wait for its Redisson deadline. A single attempt (wait == 0) never
@@ -71,15 +73,16 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 	alive := prefixName("redisson_lock_alive", n.name)
 	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts}
 	id.relKeys = append(id.relKeys, queue, timeouts, alive)
-	id.acqExtra = []any{c.fairWaiterArg(), fairAllowanceArg}
+	id.acqExtra = []any{c.fairWaiterArg(), c.tokenTTLArg()}
+	id.waitArg = fairAllowance
 	leaveKeys := []string{n.name, n.channel, queue, timeouts, alive}
 	id.wait = waitSpec{
 		channel: n.channel + ":" + field,
 		policy:  fairWakePolicy,
 		own:     true,
 		beat:    c.opts.FairWaiterTimeout / 3,
-		onGiveUp: func(ctx context.Context) {
-			c.leaveQueue(ctx, leaveKeys, field)
+		onGiveUp: func(ctx context.Context, wait time.Duration) {
+			c.leaveQueue(ctx, leaveKeys, field, wait)
 		},
 	}
 	return id
@@ -87,15 +90,26 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 
 // leaveQueue takes field out of the queue, within a bounded clean-up that
 // outlives ctx; if that fails the entry is dropped at its deadline anyway.
-func (c *Client) leaveQueue(ctx context.Context, keys []string, field string) {
+// The waiters behind it move up by its allowance (wait: the caller's).
+func (c *Client) leaveQueue(ctx context.Context, keys []string, field string, wait time.Duration) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CleanupTimeout)
 	defer cancel()
-	_ = c.scripts.run(cctx, scriptFairLeave, keys, field, c.pubsub.publishArg(cctx), fairAllowanceArg).Err()
+	_ = c.scripts.run(cctx, scriptFairLeave, keys, field, c.pubsub.publishArg(cctx), fairAllowance(wait)).Err()
 }
 
-// fairAllowanceArg is Redisson's default fairLockWaitTimeout (5 min) in ms:
-// the wait allowance of the queue deadlines Redisson clients read.
-const fairAllowanceArg = "300000"
+// fairLockWaitTimeout is Redisson's default fairLockWaitTimeout: the queue
+// allowance of a waiter that gave no wait.
+const fairLockWaitTimeout = 5 * time.Minute
+
+// fairAllowance is a waiter's queue allowance in ms, the unit of the queue
+// deadlines Redisson clients read, as Redisson reckons it: the caller's
+// wait when it gave one (wait > 0), else fairLockWaitTimeout.
+func fairAllowance(wait time.Duration) any {
+	if wait <= 0 {
+		wait = fairLockWaitTimeout
+	}
+	return strconv.FormatInt(max(wait.Milliseconds(), 1), 10)
+}
 
 // fairWaiterArg is FairWaiterTimeout in ms, for the acquire script.
 func (c *Client) fairWaiterArg() any {

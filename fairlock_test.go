@@ -293,3 +293,38 @@ func TestFairLockStateCalls(t *testing.T) {
 	l.Unlock(ctx)
 	l.Unlock(ctx)
 }
+
+// A waiter's Redisson queue deadline reflects its wait, as in Redisson's
+// RedissonFairLock: the holder's remaining lease plus the TryLock wait; a
+// Lock waiter (no wait) adds fairLockWaitTimeout (5 min) to the deadline of
+// the waiter before it.
+func TestFairWaiterDeadlineFollowsItsWait(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := ffName(t, rdb)
+	c := newClient(t, rdb, nil)
+	mustTryLock(t, ctx, c.GetFairLock(name), 0, 10*time.Second)
+	w1, w2 := c.GetFairLock(name), c.GetFairLock(name)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d1 := async(func() error { _, err := w1.TryLock(wctx, 3*time.Second, 0); return err })
+	ffWaitLen(t, rdb, name, 1)
+	d2 := async(func() error { return w2.Lock(wctx) })
+	ffWaitLen(t, rdb, name, 2)
+	now := ffServerNow(t, rdb)
+	s1, ok1 := ffScore(t, rdb, name, w1.Owner())
+	s2, ok2 := ffScore(t, rdb, name, w2.Owner())
+	if !ok1 || !ok2 {
+		t.Fatalf("deadlines: %v %v; want both waiters in the zset", ok1, ok2)
+	}
+	// Holder's lease (<= 10s, the test took some of it) + 3s wait.
+	if s1 < now+9000 || s1 > now+13500 {
+		t.Errorf("TryLock(3s) waiter's deadline is now%+dms; want about now + 10s lease + 3s wait", s1-now)
+	}
+	if got := s2 - s1; got != fairLockWaitTimeout.Milliseconds() {
+		t.Errorf("Lock waiter's deadline is the previous one's %+dms; want +%d (fairLockWaitTimeout)", got, fairLockWaitTimeout.Milliseconds())
+	}
+	cancel()
+	<-d1
+	<-d2
+}

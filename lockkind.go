@@ -65,7 +65,10 @@ type identity struct {
 	acqExtra   []any    // kind-specific acquire arguments
 	relKeys    []string // KEYS of release; [2] is set per call to the hold's latch key
 	renewExtra []any    // renewal arguments after the field
-	wait       waitSpec // channel, policy and strategy of this owner's waits
+	// waitArg, when set, gives the last acquire argument from the caller's
+	// wait (< 0: none): a fair waiter's queue allowance.
+	waitArg func(wait time.Duration) any
+	wait    waitSpec // channel, policy and strategy of this owner's waits
 }
 
 // baseIdentity is the identity of an owner of a plain lock (and of a write
@@ -82,11 +85,31 @@ func baseIdentity(n lockNames, owner, field string) *identity {
 	}
 }
 
+// tokenedIdentity is baseIdentity for a kind whose acquisitions take a
+// fencing token: its acquire is also given the counter's idle lifetime.
+func tokenedIdentity(c *Client, n lockNames, owner, field string) *identity {
+	id := baseIdentity(n, owner, field)
+	id.acqExtra = []any{c.tokenTTLArg()}
+	return id
+}
+
+// tokenTTLArg is the fencing counter's idle lifetime in ms, for the acquire
+// scripts ("0": no expiry; see prelude_fencing.lua).
+func (c *Client) tokenTTLArg() any {
+	if c.opts.TokenNeverExpires {
+		return "0"
+	}
+	return strconv.FormatInt(max(c.opts.TokenIdleTTL.Milliseconds(), 1), 10)
+}
+
 // lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
 // clients, see pubsubService); the read-unlock message 1 (read-write locks)
 // wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
 // new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
-// waited n-3 milliseconds.
+// waited n-3 milliseconds. Negative numbers are ours too (ignored by
+// Redisson and by this library's versions before them): -1 - ms says that
+// the holder's lease changed to ms (prelude_lease.lua), so every waiter
+// tries again, which re-arms its wait's bound with the new lease.
 func lockWakePolicy(payload string) wake {
 	switch payload {
 	case "0":
@@ -94,8 +117,13 @@ func lockWakePolicy(payload string) wake {
 	case "1":
 		return wake{n: -1}
 	}
-	if n, err := strconv.ParseInt(payload, 10, 64); err == nil && n >= 2 {
+	n, err := strconv.ParseInt(payload, 10, 64)
+	switch {
+	case err != nil:
+	case n >= 2:
 		return wake{taken: true, age: time.Duration(n-3) * time.Millisecond}
+	case n < 0:
+		return wake{n: -1}
 	}
 	return wake{ignored: true}
 }
@@ -141,10 +169,8 @@ var (
 		renew:     scriptLockRenew,
 		drop:      scriptLockDrop,
 		announce:  true,
-		identify: func(_ *Client, n lockNames, owner, field string) *identity {
-			return baseIdentity(n, owner, field)
-		},
-		decode: decodeLockState,
+		identify:  tokenedIdentity,
+		decode:    decodeLockState,
 	}
 	readLock = &lockKind{
 		what:        "read lock",
@@ -160,18 +186,16 @@ var (
 		untokened:   true,
 	}
 	writeLock = &lockKind{
-		what:      "write lock",
-		acquire:   scriptRWWriteAcquire,
-		release:   scriptRWWriteRelease,
-		force:     scriptRWForce,
-		forceArgs: func(pub any) []any { return []any{"write", pub, "1"} },
-		state:     scriptRWState,
-		renew:     scriptLockRenew,
-		drop:      scriptRWWriteDrop,
-		announce:  true,
-		identify: func(_ *Client, n lockNames, owner, field string) *identity {
-			return baseIdentity(n, owner, field)
-		},
+		what:        "write lock",
+		acquire:     scriptRWWriteAcquire,
+		release:     scriptRWWriteRelease,
+		force:       scriptRWForce,
+		forceArgs:   func(pub any) []any { return []any{"write", pub, "1"} },
+		state:       scriptRWState,
+		renew:       scriptLockRenew,
+		drop:        scriptRWWriteDrop,
+		announce:    true,
+		identify:    tokenedIdentity,
 		suffix:      ":write",
 		decode:      decodeRWState(true),
 		sharedOwner: true,

@@ -42,6 +42,20 @@ type Options struct {
 	// this. Default 5s. Minimum 30ms.
 	FairWaiterTimeout time.Duration
 
+	// TokenIdleTTL is how long the fencing counter of a lock name
+	// (redisson_lock_token:{name}, taken by Lock, FairLock and the write
+	// side of ReadWriteLock) lives after the name's latest acquisition:
+	// every acquisition renews it, so a name locked once leaves no key
+	// behind for longer. Tokens still grow when the key is created again
+	// (see Lock.Token). Default 24h. Minimum 1ms.
+	TokenIdleTTL time.Duration
+
+	// TokenNeverExpires keeps every fencing counter forever (no expiry), as
+	// Java's RFencedLock expects of the key it shares with this library:
+	// its INCRs start again from 1 on a counter that expired. It cannot be
+	// combined with a TokenIdleTTL. Default false.
+	TokenNeverExpires bool
+
 	// SubscriptionLinger is how long a channel stays subscribed after its
 	// last local waiter left, so that an object contended again soon costs
 	// no SUBSCRIBE/UNSUBSCRIBE. Default 2s.
@@ -92,6 +106,8 @@ var optionRules = []optionRule{
 	ranged("CleanupTimeout", func(o *Options) *time.Duration { return &o.CleanupTimeout }, fixed(5*time.Second), 0, 0),
 	ranged("RetryWindow", func(o *Options) *time.Duration { return &o.RetryWindow }, retryWindow, time.Millisecond, 0),
 	ranged("FairWaiterTimeout", func(o *Options) *time.Duration { return &o.FairWaiterTimeout }, fixed(5*time.Second), 30*time.Millisecond, 0),
+	exclusive("TokenIdleTTL", func(o *Options) bool { return o.TokenNeverExpires && o.TokenIdleTTL != 0 }, "with TokenNeverExpires"),
+	ranged("TokenIdleTTL", func(o *Options) *time.Duration { return &o.TokenIdleTTL }, fixed(24*time.Hour), time.Millisecond, 0),
 	ranged("SubscriptionLinger", func(o *Options) *time.Duration { return &o.SubscriptionLinger }, fixed(2*time.Second), 0, 0),
 	ranged("PubSubHealthCheck", func(o *Options) *time.Duration { return &o.PubSubHealthCheck }, fixed(5*time.Second), 10*time.Millisecond, 0),
 	ranged("ReplicaAck.Replicas", func(o *Options) *int { return &o.ReplicaAck.Replicas }, nil, 0, 0),
@@ -148,6 +164,25 @@ func (r rangedOption[T]) apply(o *Options, rdb redis.UniversalClient) error {
 		*p = r.def(rdb)
 	case *p < r.min || (r.max != 0 && *p > r.max):
 		return fmt.Errorf("%w: %s = %v", ErrInvalidOption, r.name, *p)
+	}
+	return nil
+}
+
+// exclusiveOption is an optionRule for a field that must not be set
+// together with another: bad reports the conflict, which why explains.
+type exclusiveOption struct {
+	name string
+	bad  func(*Options) bool
+	why  string
+}
+
+func exclusive(name string, bad func(*Options) bool, why string) optionRule {
+	return exclusiveOption{name: name, bad: bad, why: why}
+}
+
+func (r exclusiveOption) apply(o *Options, _ redis.UniversalClient) error {
+	if r.bad(o) {
+		return fmt.Errorf("%w: %s set %s", ErrInvalidOption, r.name, r.why)
 	}
 	return nil
 }

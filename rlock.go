@@ -88,7 +88,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, r, err := l.acquire(ctx, lease, waiting{})
+		ok, r, err := l.acquire(ctx, lease, wait, waiting{})
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -101,7 +101,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	spec.recheck, spec.retry = recheck, retry
 	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
-			return l.acquire(ctx, lease, w)
+			return l.acquire(ctx, lease, wait, w)
 		})
 }
 
@@ -212,10 +212,22 @@ func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
 
 // Token returns the fencing token of this owner's latest acquisition: a
 // number that grows with every acquisition of the lock by any owner (it is
-// Redisson's RFencedLock counter). Pass it to the resource the lock protects,
-// which should refuse a token lower than one it has already seen: a holder
-// whose lease ran out during a pause is refused downstream. 0 before the
-// first acquisition.
+// Redisson's RFencedLock counter, redisson_lock_token:{name}). Pass it to the
+// resource the lock protects, which should refuse a token lower than one it
+// has already seen: a holder whose lease ran out during a pause is refused
+// downstream. 0 before the first acquisition.
+//
+// Each token is max(previous token + 1, the Redis server's clock in
+// microseconds), and the counter's key expires Options.TokenIdleTTL (24h by
+// default) after the name's latest acquisition. A counter created anew (its
+// key expired, or was lost to a restart without persistence, a FLUSHALL or a
+// failover to a replica without it) therefore starts above every token
+// handed out before, provided the clock of the server that creates it reads
+// later than the last token handed out: with this library's acquisitions
+// alone, unless that clock is behind the one that gave the last token by
+// more than the time since the name's last acquisition (at least
+// TokenIdleTTL when the key expired). Java RFencedLock acquisitions on the
+// same name INCR the counter and continue from it.
 func (l *Lock) Token() int64 { return l.token.Load() }
 
 // Done returns a channel that is closed when this owner's current hold ends:

@@ -120,8 +120,10 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 
 // acquire runs the acquire script once. It reports whether the owner holds
 // the lock and, when not, the holder's remaining lease (-1: no expiry). A
-// waiter's acquisition is announced on the channel (see lockWakePolicy).
-func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (bool, time.Duration, error) {
+// waiter's acquisition is announced on the channel, and a re-entry that
+// shortens the lease tells the waiters (see lockWakePolicy). wait is the
+// caller's (< 0: none), for a kind whose identity has a waitArg.
+func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -136,10 +138,13 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	var pub, msg any = "", ""
 	if w.subscribed && l.kind.queuePub != "" {
 		pub = l.kind.queuePub
-	} else if w.subscribed && l.kind.announce {
-		pub, msg = l.c.pubsub.publishArg(ctx), "2"
-		if w.age >= 0 {
-			msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
+	} else if l.kind.announce {
+		pub = l.c.pubsub.publishArg(ctx)
+		if w.subscribed {
+			msg = "2"
+			if w.age >= 0 {
+				msg = strconv.FormatInt(3+w.age.Milliseconds(), 10)
+			}
 		}
 	}
 	start := time.Now() // the lease deadline counts from before the send
@@ -148,6 +153,9 @@ func (l *Lock) acquire(ctx context.Context, lease time.Duration, w waiting) (boo
 	expires := start.Add(lease - lossMargin(lease))
 	id := l.ident()
 	args := append([]any{l.lease.arg, id.fieldArg, l.count, pub, msg}, id.acqExtra...)
+	if id.waitArg != nil {
+		args = append(args, id.waitArg(wait))
+	}
 	var acked int64
 	var cmd *redis.Cmd
 	ack := l.c.opts.ReplicaAck

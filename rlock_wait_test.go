@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,4 +101,65 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 		}
 		unlockN(t, ctx, r.l, 1)
 	}
+}
+
+// The lease-change message: a negative number wakes every waiter to try
+// again; 0, 1 and the taken announcements keep their meaning.
+func TestLockWakePolicyLeaseChange(t *testing.T) {
+	for _, tc := range []struct {
+		payload string
+		want    wake
+	}{
+		{"0", wake{n: 1, handoff: true}},
+		{"1", wake{n: -1}},
+		{"2", wake{taken: true, age: -time.Millisecond}},
+		{"1303", wake{taken: true, age: 1300 * time.Millisecond}},
+		{"-1", wake{n: -1}},
+		{"-1301", wake{n: -1}},
+		{"x", wake{ignored: true}},
+	} {
+		if got := lockWakePolicy(tc.payload); got != tc.want {
+			t.Errorf("lockWakePolicy(%q) = %+v; want %+v", tc.payload, got, tc.want)
+		}
+	}
+}
+
+// A holder that re-enters with a shorter lease and goes away: the waiter,
+// whose wait was bounded by the long lease, hears the lease-change message,
+// re-arms its bound and takes the lock soon after the short lease ends
+// (before the fix it slept the full 8s).
+func TestLockWaiterHearsReentryShortenLease(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	channel := prefixName("redisson_lock__channel", name)
+	holder := newClient(t, rdb, nil).GetLock(name)
+	mustTryLock(t, ctx, holder, 0, 8*time.Second)
+	spy := rwiSpy(t, rdb, channel)
+	b := newClient(t, sharedRedis(t), nil)
+	w := b.GetLock(name)
+	done := async(func() error {
+		ok, err := w.TryLock(ctx, 30*time.Second, 0)
+		if err == nil && !ok {
+			err = errors.New("wait ran out")
+		}
+		return err
+	})
+	eventually(t, 10*time.Second, "waiter subscribed", func() bool { return b.pubsub.listening(channel) })
+	time.Sleep(300 * time.Millisecond) // the waiter is in its 8s wait
+	const short = 1300 * time.Millisecond
+	mustTryLock(t, ctx, holder, 0, short) // and the holder goes away
+	start := time.Now()
+	await(t, done, 4*short, "waiter after the lease shrank to 1.3s")
+	t.Logf("waiter took the lock %v after the re-entry", time.Since(start))
+	found := false
+	for _, m := range spy() {
+		if n, err := strconv.ParseInt(m, 10, 64); err == nil && n < 0 && n >= -1-short.Milliseconds() {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("channel messages %v; want a lease-change message -1-ms with ms <= %d", spy(), short.Milliseconds())
+	}
+	unlockN(t, ctx, w, 1)
 }

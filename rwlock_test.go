@@ -418,3 +418,35 @@ func TestRWLockUnreachableRedisReturnsError(t *testing.T) {
 		}
 	}
 }
+
+// A long read hold unlocks while a short one remains, then the short one
+// expires: the writer, whose wait was bounded by the long hold's lease,
+// hears the lease-change message of the read release and takes the lock
+// soon after the short hold ends (before the fix it slept the full 10s).
+func TestRWWriterHearsReadLeaseShrink(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	ca := newClient(t, rdb, nil)
+	long, short := ca.GetReadWriteLock(name).ReadLock(), ca.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, long, 0, 10*time.Second)
+	const shortLease = 1500 * time.Millisecond
+	mustTryLock(t, ctx, short, 0, shortLease) // never unlocked
+	cb := newClient(t, sharedRedis(t), nil)
+	w := cb.GetReadWriteLock(name).WriteLock()
+	channel := prefixName("redisson_rwlock", name)
+	done := async(func() error {
+		ok, err := w.TryLock(ctx, 30*time.Second, 0)
+		if err == nil && !ok {
+			err = errors.New("wait ran out")
+		}
+		return err
+	})
+	eventually(t, 10*time.Second, "writer subscribed", func() bool { return cb.pubsub.listening(channel) })
+	time.Sleep(300 * time.Millisecond) // the writer is in its 10s wait
+	start := time.Now()
+	unlockN(t, ctx, long, 1)
+	await(t, done, 4*shortLease, "writer after the long read hold left")
+	t.Logf("writer took the lock %v after the long read unlock", time.Since(start))
+	unlockN(t, ctx, w, 1)
+}

@@ -48,8 +48,8 @@ type waitSpec struct {
 	beat time.Duration
 	// onGiveUp, when set, runs when the loop subscribed and then returns
 	// without the object (a fair waiter leaves the queue), before the
-	// subscription closes.
-	onGiveUp func(ctx context.Context)
+	// subscription closes; it is given wait.
+	onGiveUp func(ctx context.Context, wait time.Duration)
 }
 
 // await runs try until it succeeds, s.wait runs out (false, nil; a
@@ -147,7 +147,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		if s.onGiveUp != nil {
 			defer func() {
 				if !ok {
-					s.onGiveUp(ctx)
+					s.onGiveUp(ctx, s.wait)
 				}
 			}()
 		}

@@ -2,7 +2,7 @@
 -- its queue.
 --
 -- KEYS[1]  lock hash (as lock_acquire)
--- KEYS[2]  fencing counter
+-- KEYS[2]  fencing counter (see prelude_fencing)
 -- KEYS[3]  zset redisson_lock_alive:{name} (ours): owner -> ms time until
 --          which a waiter of this library is known to be alive
 -- KEYS[4]  queue redisson_lock_queue:{name}: owner fields in arrival order
@@ -14,19 +14,27 @@
 -- ARGV[4]  'wait' to join (or stay in) the queue when the lock is taken
 -- ARGV[5]  unused
 -- ARGV[6]  waiter lifetime in ms: a waiter of ours must call again within it
--- ARGV[7]  Redisson's wait allowance in ms (fairLockWaitTimeout, 5 min)
+-- ARGV[7]  the fencing counter's idle lifetime in ms ('0': no expiry)
+-- ARGV[8]  this waiter's wait allowance in ms, as Redisson's: the caller's
+--          wait when it gave one, else fairLockWaitTimeout (5 min)
 --
 -- A waiter is dead when its liveness (ours) has lapsed, or, for a waiter
 -- without one (Redisson's), when its timeout has passed. The timeout scores
--- follow Redisson's arithmetic (each waiter: the previous one's + the wait
--- allowance; every acquisition moves them all up by it), so that Redisson
--- clients read a consistent queue. Time is the Redis server's clock.
+-- follow Redisson's arithmetic (each waiter: the previous one's + its wait
+-- allowance; every acquisition moves them all up by the acquirer's), so that
+-- Redisson clients read a consistent queue. Time is the Redis server's clock.
+-- A waiter of ours that joins or stays in the queue gives the queue and the
+-- timeout zset an expiry: until the latest deadline in the zset (at least
+-- twice the waiter lifetime), after which every entry is dead anyway.
 --
 -- Returns {count, token} when held, or {0, pttl} when not (-2: free but
 -- another waiter's turn). Idempotent per call like lock_acquire.
+--
+-- prelude: fencing
+--          (uses its nextToken)
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local allowance = tonumber(ARGV[7])
+local allowance = tonumber(ARGV[8])
 
 while true do
     local head = redis.call('lindex', KEYS[4], 0)
@@ -58,7 +66,7 @@ if pttl ~= -2 then
 end
 local head = redis.call('lindex', KEYS[4], 0)
 if held > 0 or (pttl == -2 and (head == false or head == ARGV[2])) then
-    local token = redis.call('incr', KEYS[2])
+    local token = nextToken(KEYS[2], ARGV[7])
     if held == 0 then
         if head == ARGV[2] then
             redis.call('lpop', KEYS[4])
@@ -94,8 +102,16 @@ if ARGV[4] == 'wait' then
         redis.call('lrem', KEYS[4], 0, ARGV[2])
         redis.call('rpush', KEYS[4], ARGV[2])
     end
-    redis.call('zadd', KEYS[3], now + tonumber(ARGV[6]), ARGV[2])
+    local life = tonumber(ARGV[6])
+    redis.call('zadd', KEYS[3], now + life, ARGV[2])
     -- All its entries are stale once nobody refreshed any for that long.
-    redis.call('pexpire', KEYS[3], 2 * tonumber(ARGV[6]))
+    redis.call('pexpire', KEYS[3], 2 * life)
+    local latest = redis.call('zrange', KEYS[5], -1, -1, 'withscores')
+    local keep = 2 * life
+    if latest[2] then
+        keep = math.max(keep, math.ceil(tonumber(latest[2]) - now))
+    end
+    redis.call('pexpire', KEYS[4], keep)
+    redis.call('pexpire', KEYS[5], keep)
 end
 return {0, pttl}

@@ -16,7 +16,7 @@
 --
 -- Returns {count, receivers} as lock_release.
 --
--- prelude: release_latch
+-- prelude: lease, release_latch
 --          (uses its releaseHeld, dropHold, setLatch)
 local held, reply = releaseHeld()
 if not held then

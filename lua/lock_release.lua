@@ -18,14 +18,14 @@
 -- Idempotent per call: a resent call finds either its latch (full release) or
 -- the count already at ARGV[2] - 1 (partial release) and only reports it.
 --
--- prelude: release_latch
+-- prelude: lease, release_latch
 --          (uses its releaseHeld, dropHold, setLatch)
 local held, reply = releaseHeld()
 if not held then
     return reply
 end
 if held > 1 then
-    return {dropHold(), 0}
+    return {dropHold(KEYS[2]), 0}
 end
 redis.call('del', KEYS[1])
 local receivers = redis.call(ARGV[5], KEYS[2], 0)

@@ -2,7 +2,8 @@
 -- (lock_release, fair_release, rw_write_release, rw_read_release). A full
 -- release sets the hold's latch key, so that the same call resent after a
 -- lost reply finds it and only reports the release; a partial release is
--- recognised by the hold count, already one less than the caller had.
+-- recognised by the hold count, already one less than the caller had. It
+-- comes after prelude_lease, whose setLease dropHold uses.
 --
 -- KEYS[1]  lock hash: field <owner> -> hold count
 -- KEYS[3]  unlock latch of this hold (redisson_unlock_latch:{name}:<token>)
@@ -10,14 +11,18 @@
 -- ARGV[2]  the hold count the owner had before this call (>= 1)
 -- ARGV[3]  lease in ms to keep on the hash when holds remain (dropHold)
 -- ARGV[4]  latch lifetime in ms
+-- ARGV[5]  publish command (dropHold's lease-change message)
 --
 -- Defines local functions, and runs nothing itself:
 --   releaseHeld()  returns the owner's hold count (>= 1) when this call is to
 --                  drop one; else nil and the reply to return: {0, 0} (the
 --                  latch: a resent full release), {-1, 0} (not held), or
 --                  {held, 0} (a resent partial release).
---   dropHold()     drops one of several holds and keeps the lease on the
---                  hash; returns the new hold count.
+--   dropHold(ch)   drops one of several holds and keeps the lease on the
+--                  hash; when that shortens it, the lease-change message
+--                  goes to channel ch (nil: none, for a fair lock, whose
+--                  waiters re-try every third of their timeout anyway);
+--                  returns the new hold count.
 --   setLatch()     marks this call's full release.
 local function releaseHeld()
     local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)
@@ -33,9 +38,13 @@ local function releaseHeld()
     return held
 end
 
-local function dropHold()
+local function dropHold(ch)
     local held = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-    redis.call('pexpire', KEYS[1], ARGV[3])
+    if ch then
+        setLease(KEYS[1], ARGV[3], ch, ARGV[5])
+    else
+        redis.call('pexpire', KEYS[1], ARGV[3])
+    end
     return held
 end
 

@@ -14,10 +14,12 @@
 -- Returns {count, receivers}: the owner's new read hold count (-1: it held
 -- none), and how many clients got the unlock message 0 when the last hold of
 -- the lock went (0 otherwise). While other holds remain, the hash lives as
--- long as the longest remaining read hold (Redisson's rule).
+-- long as the longest remaining read hold (Redisson's rule); when that
+-- shortens its lease, the lease-change message is published (prelude_lease),
+-- so that a waiting writer re-arms its bound.
 --
--- prelude: release_latch
---          (uses its releaseHeld, setLatch)
+-- prelude: lease, release_latch
+--          (uses their setLease, releaseHeld, setLatch)
 local held, reply = releaseHeld()
 if not held then
     return reply
@@ -39,7 +41,7 @@ if redis.call('hlen', KEYS[1]) > 1 then
         end
     end
     if remain > 0 then
-        redis.call('pexpire', KEYS[1], remain)
+        setLease(KEYS[1], remain, KEYS[2], ARGV[5])
         return {count, 0}
     end
     if redis.call('hget', KEYS[1], 'mode') == 'write' then

@@ -13,14 +13,14 @@
 --
 -- Returns {count, receivers} as rw_read_release.
 --
--- prelude: release_latch
+-- prelude: lease, release_latch
 --          (uses its releaseHeld, dropHold, setLatch)
 local held, reply = releaseHeld()
 if not held then
     return reply
 end
 if held > 1 then
-    return {dropHold(), 0}
+    return {dropHold(KEYS[2]), 0}
 end
 redis.call('hdel', KEYS[1], ARGV[1])
 setLatch()

@@ -1,0 +1,33 @@
+-- prelude_fencing: the fencing counter of the exclusive locks (lock_acquire,
+-- fair_acquire, rw_write_acquire): Redisson's redisson_lock_token:{name},
+-- which Java's RFencedLock INCRs.
+--
+-- Defines local functions, and runs nothing itself:
+--   nextToken(key, ttl)  sets the counter at key to the next token and
+--       returns it: max(counter + 1, the server clock in microseconds). A
+--       counter created anew (its key expired, or was lost to a restart
+--       without persistence or to a FLUSHALL) thus starts above every token
+--       handed out before, as long as the server clock did not step back by
+--       more than the time the name stayed idle. ttl is the key's idle
+--       lifetime in ms, renewed on every call; '0' makes the key permanent
+--       (PERSIST). A key of another type, or a string that is no integer,
+--       fails (WRONGTYPE, or INCR's error) before anything is written.
+local function nextToken(key, ttl)
+    local cur = redis.call('get', key)
+    local t = redis.call('time')
+    -- Below 2^53 (until the year 2255): exact in a Lua number.
+    local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local token
+    if cur and (tonumber(cur) == nil or tonumber(cur) + 1 >= now) then
+        token = redis.call('incr', key) -- INCR keeps the key's expiry
+    else
+        token = now
+        redis.call('set', key, string.format('%.0f', now))
+    end
+    if ttl == '0' then
+        redis.call('persist', key)
+    else
+        redis.call('pexpire', key, ttl)
+    end
+    return token
+end
