@@ -271,7 +271,7 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err := l.check(); err != nil {
 		return lockState{}, err
 	}
-	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.ident().field).Int64Slice()
+	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.view().ident().field).Int64Slice()
 	if err != nil {
 		return lockState{}, objectErr(l.kind.what, l.name, err)
 	}
@@ -348,7 +348,7 @@ func (l *Lock) Token() int64 { return l.token.Load() }
 // client closes. Err then tells which. When the owner holds nothing, the
 // channel of the last hold is returned (closed), or a closed channel.
 func (l *Lock) Done() <-chan struct{} {
-	if h := l.shown.Load(); h != nil {
+	if h := l.view().shown.Load(); h != nil {
 		return h.done
 	}
 	return closedChan
@@ -360,7 +360,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // ErrLeaseLost when it was lost, ErrClientClosed when the client closed, and
 // ErrNotHeld when it was released by Unlock or never taken.
 func (l *Lock) Err() error {
-	h := l.shown.Load()
+	h := l.view().shown.Load()
 	if h == nil {
 		return ErrNotHeld
 	}

@@ -228,6 +228,23 @@ func (l *Lock) unlockRead(ctx context.Context) error {
 	return err
 }
 
+// view is the handle whose state the read side reports: itself, or, when
+// it has no read hold of its own, a reader it keeps under a write hold (the
+// writer's reads). Other kinds report themselves.
+func (l *Lock) view() *Lock {
+	if l.pair == nil {
+		return l
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hold == nil {
+		for _, d := range l.downs {
+			return d
+		}
+	}
+	return l
+}
+
 // target returns the hold a call given ctx is about: the one ctx carries,
 // or the current one (nil when none). Caller holds l.mu.
 func (l *Lock) target(ctx context.Context) (*hold, error) {

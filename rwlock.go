@@ -46,9 +46,10 @@ func (c *Client) GetReadWriteLock(name string) *ReadWriteLock {
 func (rw *ReadWriteLock) Name() string { return rw.name }
 
 // ReadLock returns the read side. It has the surface of Lock: leases or the
-// watchdog (which renews each read hold's own timeout key), Done and Err
-// (of the handle's own read holds), but its holds are shared by the
-// goroutines using it (see ReadWriteLock). Token returns 0: read holds take
+// watchdog (which renews each read hold's own timeout key), Done and Err,
+// but its holds are shared by the goroutines using it (see ReadWriteLock).
+// IsHeld, HoldCount, Done and Err report the handle's own read holds or,
+// when it has none, those taken under a write hold's context. Token returns 0: read holds take
 // no fencing token. IsLocked reports whether anyone holds a read lock.
 func (rw *ReadWriteLock) ReadLock() *Lock { return rw.read }
 
