@@ -10,7 +10,8 @@ import (
 // (rlock_hold.go). GetFairLock and GetReadWriteLock build the other kinds on
 // it (fairlock.go, rwlock.go).
 
-// GetLock returns a new owner handle for the lock called name. It does no
+// GetLock returns a new handle for the lock called name (see Lock for how
+// goroutines sharing it are excluded). It does no
 // I/O; an empty name makes every method return ErrEmptyName. On Redis
 // Cluster a name containing '{' must carry a complete hash tag (as in
 // "{order}:42"): Redisson's key naming then keeps every key of the lock in
@@ -42,9 +43,10 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 // Name returns the lock's name, the Redis key of its hash.
 func (l *Lock) Name() string { return l.name }
 
-// Owner returns the owner this handle writes: "<client uuid>:<n>" (a write
-// lock's field adds ":write"). A handle whose hold was lost takes a new owner
-// number for its next acquisition.
+// Owner returns the owner of the handle's current (or latest) hold:
+// "<client uuid>:<n>" (a write lock's field adds ":write"). Each
+// acquisition that is not a re-entry takes a new owner number; before the
+// first one, Owner is the number the first will use.
 func (l *Lock) Owner() string { return l.ident().owner }
 
 func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
