@@ -337,7 +337,7 @@ func TestInteropReentrancyAcross(t *testing.T) {
 	mustForeignUnlock(t, ctx, f, 1)
 	mustTryLock(t, ctx, l, 0, 0)
 
-	mustTryLock(t, ctx, l, 0, 0)
+	mustTryLock(t, holdCtx(t, ctx, l), l, 0, 0) // re-entry
 	if got := rdb.HGet(ctx, name, l.Owner()).Val(); got != "2" {
 		t.Fatalf("Go hold count in the hash = %q, want 2", got)
 	}
