@@ -39,7 +39,7 @@ func TestClusterLock(t *testing.T) {
 	for _, name := range names {
 		l := c.GetLock(name)
 		mustTryLock(t, ctx, l, 0, 0)
-		mustTryLock(t, ctx, l, 0, 0)
+		mustTryLock(t, holdCtx(t, ctx, l), l, 0, 0) // re-entry
 		holds = append(holds, l)
 	}
 	time.Sleep(2 * time.Second) // several watchdog passes, across all slots

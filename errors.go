@@ -42,6 +42,10 @@ var (
 	// returns an error that matches both ErrLeaseLost and ErrNotHeld.
 	ErrLeaseLost = errors.New("redisson: lock lease lost")
 
+	// ErrNotAcquired is returned by Do (Lock.Do, MultiLock.Do) when the
+	// wait ran out before the lock was acquired; fn did not run.
+	ErrNotAcquired = errors.New("redisson: lock not acquired within the wait")
+
 	// ErrWrongType is returned when the key behind an object holds a Redis value
 	// of another type (a string where a lock hash is expected, for example).
 	// Redis is left unchanged.

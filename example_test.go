@@ -69,7 +69,8 @@ func ExampleLock_Lock() {
 	// Output: fenced: true
 }
 
-// Each GetLock returns a new owner; the same handle re-enters.
+// A handle excludes other acquisitions, its own too; a nested acquisition
+// re-enters through the hold's context.
 func ExampleClient_GetLock() {
 	rdb, stop := newRedis()
 	defer stop()
@@ -80,7 +81,9 @@ func ExampleClient_GetLock() {
 	a := client.GetLock("report")
 	b := client.GetLock("report")
 	okA, _ := a.TryLock(ctx, 0, 0)
-	again, _ := a.TryLock(ctx, 0, 0)
+	hold, cancel := a.Context(ctx)
+	defer cancel()
+	again, _ := a.TryLock(hold, 0, 0)
 	okB, _ := b.TryLock(ctx, 0, 0)
 	n, _ := a.HoldCount(ctx)
 	fmt.Println(okA, again, okB, n)
@@ -105,8 +108,11 @@ func ExampleReadWriteLock() {
 	if err := cache.WriteLock().Lock(ctx); err != nil {
 		panic(err)
 	}
-	// ... rebuild the catalog, then keep reading it while others may read too:
-	_ = cache.ReadLock().Lock(ctx)
+	// ... rebuild the catalog, then keep reading it while others may read too
+	// (the writer reads through its write hold's context):
+	wctx, cancel := cache.WriteLock().Context(ctx)
+	defer cancel()
+	_ = cache.ReadLock().Lock(wctx)
 	_ = cache.WriteLock().Unlock(ctx) // downgrade
 
 	reader := client.GetReadWriteLock("catalog").ReadLock()

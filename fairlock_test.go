@@ -279,7 +279,7 @@ func TestFairLockStateCalls(t *testing.T) {
 		t.Fatalf("free: IsLocked = %v, %v", locked, err)
 	}
 	mustTryLock(t, ctx, l, 0, time.Minute)
-	mustTryLock(t, ctx, l, 0, time.Minute)
+	mustTryLock(t, holdCtx(t, ctx, l), l, 0, time.Minute)
 	if n, err := l.HoldCount(ctx); err != nil || n != 2 {
 		t.Fatalf("HoldCount = %d, %v; want 2", n, err)
 	}

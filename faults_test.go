@@ -41,7 +41,7 @@ func TestLockIdempotentAcrossLostReplies(t *testing.T) {
 		want string
 	}{
 		{func() error { _, err := l.TryLock(ctx, 0, 0); return err }, "1"},
-		{func() error { _, err := l.TryLock(ctx, 0, 0); return err }, "2"},
+		{func() error { _, err := l.TryLock(holdCtx(t, ctx, l), 0, 0); return err }, "2"}, // re-entry
 		{func() error { return l.Unlock(ctx) }, "1"},
 		{func() error { return l.Unlock(ctx) }, ""},
 	}

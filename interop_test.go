@@ -337,7 +337,7 @@ func TestInteropReentrancyAcross(t *testing.T) {
 	mustForeignUnlock(t, ctx, f, 1)
 	mustTryLock(t, ctx, l, 0, 0)
 
-	mustTryLock(t, ctx, l, 0, 0)
+	mustTryLock(t, holdCtx(t, ctx, l), l, 0, 0) // re-entry
 	if got := rdb.HGet(ctx, name, l.Owner()).Val(); got != "2" {
 		t.Fatalf("Go hold count in the hash = %q, want 2", got)
 	}
@@ -390,7 +390,7 @@ func TestInteropFencingTokenShared(t *testing.T) {
 		la := ca.GetLock(name)
 		mustTryLock(t, ctx, la, 0, 0)
 		next("Go A", la.Token())
-		mustTryLock(t, ctx, la, 0, 10*time.Second) // reentrant
+		mustTryLock(t, holdCtx(t, ctx, la), la, 0, 10*time.Second) // reentrant
 		next("Go A reentrant", la.Token())
 		if pttl, tok, err := f.tryLockAndGetToken(ctx, 30000); err != nil || pttl <= 0 || tok != -1 {
 			t.Fatalf("foreign tryLockAndGetToken while Go holds = %d, %d, %v; want {pttl, -1}", pttl, tok, err)

@@ -30,10 +30,10 @@ type lockKind struct {
 	suffix   string // appended to the owner to make its field: ":write"
 	// decode reads the reply of state; false when it has not the kind's shape.
 	decode func(res []int64) (lockState, bool)
-	// sharedOwner: the kind's handles come in pairs sharing one owner (the
-	// two sides of a read-write lock): such a handle keeps its owner after
-	// a lost hold, or the pair would no longer be one owner.
-	sharedOwner bool
+	// shared: the kind's holds are shared (read holds): the goroutines
+	// using one handle hold it at once, under one owner, and the handle has
+	// no gate. The other kinds exclude them (see Lock).
+	shared bool
 	// queuePub is the acquire's pub argument for a subscribed waiter of a
 	// kind that queues its waiters in Redis (fair lock: "wait", which joins
 	// or stays in the queue); "" for a kind that does not.
@@ -173,32 +173,31 @@ var (
 		decode:    decodeLockState,
 	}
 	readLock = &lockKind{
-		what:        "read lock",
-		acquire:     scriptRWReadAcquire,
-		release:     scriptRWReadRelease,
-		force:       scriptRWForce,
-		forceArgs:   func(pub any) []any { return []any{"read", pub, "0"} },
-		state:       scriptRWState,
-		renew:       scriptRWReadRenew,
-		identify:    readIdentity,
-		decode:      decodeRWState(false),
-		sharedOwner: true,
-		untokened:   true,
+		what:      "read lock",
+		acquire:   scriptRWReadAcquire,
+		release:   scriptRWReadRelease,
+		force:     scriptRWForce,
+		forceArgs: func(pub any) []any { return []any{"read", pub, "0"} },
+		state:     scriptRWState,
+		renew:     scriptRWReadRenew,
+		identify:  readIdentity,
+		decode:    decodeRWState(false),
+		shared:    true,
+		untokened: true,
 	}
 	writeLock = &lockKind{
-		what:        "write lock",
-		acquire:     scriptRWWriteAcquire,
-		release:     scriptRWWriteRelease,
-		force:       scriptRWForce,
-		forceArgs:   func(pub any) []any { return []any{"write", pub, "1"} },
-		state:       scriptRWState,
-		renew:       scriptLockRenew,
-		drop:        scriptRWWriteDrop,
-		announce:    true,
-		identify:    tokenedIdentity,
-		suffix:      ":write",
-		decode:      decodeRWState(true),
-		sharedOwner: true,
+		what:      "write lock",
+		acquire:   scriptRWWriteAcquire,
+		release:   scriptRWWriteRelease,
+		force:     scriptRWForce,
+		forceArgs: func(pub any) []any { return []any{"write", pub, "1"} },
+		state:     scriptRWState,
+		renew:     scriptLockRenew,
+		drop:      scriptRWWriteDrop,
+		announce:  true,
+		identify:  tokenedIdentity,
+		suffix:    ":write",
+		decode:    decodeRWState(true),
 	}
 )
 

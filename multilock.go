@@ -5,41 +5,50 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // MultiLock holds several locks as one: all of them or none. The locks may
 // live on different clients and servers. It is Redisson's RedissonMultiLock.
-// A MultiLock is one owner made of its locks' owners; it is safe for
-// concurrent use, with the same caveat as Lock (goroutines sharing it share
-// the owner).
+// Between goroutines it behaves like a Lock: one acquisition at a time holds
+// it (another goroutine's Lock waits, its TryLock returns false, nil when
+// its wait runs out), Unlock may come from any goroutine, and re-entry is
+// explicit, through a context from the hold (Context, Do). Its locks are
+// its own: use them only through it. A MultiLock is safe for concurrent
+// use; do not copy it.
 type MultiLock struct {
 	locks  []*Lock
 	quorum int // locks that must be held: all for MultiLock
-	mu     sync.Mutex
-	held   []*Lock // the locks of the current acquisition
-	depth  int     // re-entries of the current acquisition
 	what   string
+	gate   chan struct{} // a token while an acquisition or its hold runs
+
+	mu      sync.Mutex                // guards what follows; never held while waiting
+	cur     *multiHold                // the current hold, nil when none
+	holdSet chan struct{}             // closed when a hold starts (for gate waiters)
+	shown   atomic.Pointer[multiHold] // the current hold, or the one that ended last
 }
 
 // NewMultiLock returns a MultiLock over locks, which should be distinct
-// owner handles (GetLock calls) of distinct names.
+// handles (GetLock calls) of distinct names.
 func NewMultiLock(locks ...*Lock) *MultiLock {
-	return &MultiLock{locks: locks, quorum: len(locks), what: "multilock"}
+	return &MultiLock{locks: locks, quorum: len(locks), what: "multilock", gate: make(chan struct{}, 1)}
 }
 
 // RedLock is the Redlock algorithm over independent Redis masters: a lock is
 // held when a majority (N/2+1) of its locks, one per master, are acquired
 // within the lease's validity. Prefer a single Redis with a FencedLock-style
 // token (Lock.Token) where you can: Redlock's safety rests on bounded clock
-// drift and process pauses. It shares MultiLock's surface. Unlike a
-// MultiLock, which takes its locks in order, a RedLock asks all its masters
-// at once (each for a share of the wait) and releases them at once.
+// drift and process pauses. It shares MultiLock's surface and ownership
+// rule. Unlike a MultiLock, which takes its locks in order, a RedLock asks
+// all its masters at once (each for a share of the wait) and releases them
+// at once. Its hold ends (Done, Err, Context) when fewer than a quorum of
+// its locks' holds remain.
 type RedLock struct{ MultiLock }
 
 // NewRedLock returns a RedLock over locks, one per independent master.
 func NewRedLock(locks ...*Lock) *RedLock {
-	return &RedLock{MultiLock{locks: locks, quorum: len(locks)/2 + 1, what: "redlock"}}
+	return &RedLock{MultiLock{locks: locks, quorum: len(locks)/2 + 1, what: "redlock", gate: make(chan struct{}, 1)}}
 }
 
 func (m *MultiLock) check() error {
@@ -58,17 +67,14 @@ func (m *MultiLock) check() error {
 }
 
 // Lock waits until it holds the locks (all, or a quorum for a RedLock) or
-// ctx ends. Leases are kept alive by each lock's watchdog.
+// ctx ends; with a context from the current hold it re-enters. Leases are
+// kept alive by each lock's watchdog.
 func (m *MultiLock) Lock(ctx context.Context) error {
 	if err := m.check(); err != nil {
 		return err
 	}
-	for {
-		ok, err := m.tryLock(ctx, 1500*time.Millisecond*time.Duration(len(m.locks)), 0)
-		if ok || err != nil {
-			return err
-		}
-	}
+	_, err := m.tryLock(ctx, -1, 0, nil)
+	return err
 }
 
 // TryLock tries to hold the locks for up to wait and reports whether it
@@ -87,15 +93,42 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (boo
 	if wait < 0 || lease < 0 {
 		return false, fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
 	}
-	return m.tryLock(ctx, wait, lease)
+	return m.tryLock(ctx, wait, lease, nil)
 }
 
-func (m *MultiLock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+// tryLock re-enters when ctx carries the current hold, and otherwise takes
+// the gate and then the locks, waiting up to wait (< 0: until ctx ends).
+func (m *MultiLock) tryLock(ctx context.Context, wait, lease time.Duration, got **multiHold) (bool, error) {
+	if mh := m.heldIn(ctx); mh != nil {
+		return m.reenter(ctx, mh, lease, got)
+	}
+	start := time.Now()
+	if ok, err := m.enter(ctx, wait); !ok || err != nil {
+		return false, err
+	}
+	var ok bool
+	var err error
+	if wait < 0 {
+		for !ok && err == nil {
+			ok, err = m.rounds(ctx, 1500*time.Millisecond*time.Duration(len(m.locks)), lease)
+		}
+	} else {
+		ok, err = m.rounds(ctx, max(wait-time.Since(start), 0), lease)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.held) > 0 {
-		return m.reenter(ctx, lease)
+	if !ok || err != nil {
+		<-m.gate
+		return false, err
 	}
+	if got != nil {
+		*got = m.cur
+	}
+	return true, nil
+}
+
+// rounds makes acquisition rounds for up to wait; the gate is held.
+func (m *MultiLock) rounds(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		ok, err := m.round(ctx, time.Until(deadline), lease)
@@ -115,29 +148,39 @@ func (m *MultiLock) tryLock(ctx context.Context, wait, lease time.Duration) (boo
 	}
 }
 
-// reenter takes every held lock once more (they are this owner's, so no
-// waiting). Caller holds m.mu.
-func (m *MultiLock) reenter(ctx context.Context, lease time.Duration) (bool, error) {
+// reenter takes every lock of hold mh once more, through their holds'
+// contexts (they are this hold's, so no waiting).
+func (m *MultiLock) reenter(ctx context.Context, mh *multiHold, lease time.Duration, got **multiHold) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur != mh {
+		return false, fmt.Errorf("%w: %s", ErrNotHeld, m.what)
+	}
+	pctx := mh.partsContext(ctx)
 	var again []*Lock
-	for _, l := range m.held {
-		ok, err := l.TryLock(ctx, 0, lease)
+	for _, l := range mh.parts {
+		ok, err := l.tryLock(pctx, 0, lease, nil)
 		if err != nil || !ok {
-			m.releaseAll(ctx, again)
+			_ = m.unlockEach(context.WithoutCancel(pctx), again)
 			return false, err
 		}
 		again = append(again, l)
 	}
-	m.depth++
+	mh.depth++
+	if got != nil {
+		*got = mh
+	}
 	return true, nil
 }
 
-// round makes one acquisition attempt over all locks. Caller holds m.mu.
+// round makes one acquisition attempt over all locks; the gate is held.
 func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool, error) {
 	if m.quorum < len(m.locks) {
 		return m.roundParallel(ctx, left, lease)
 	}
 	start := time.Now()
 	var taken []*Lock
+	var holds []*hold
 	var errs []error
 	answered := 0
 	for i, l := range m.locks {
@@ -145,7 +188,8 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 		if m.quorum < len(m.locks) {
 			per = max(left/time.Duration(len(m.locks)), time.Millisecond) // RedLock: a share each
 		}
-		ok, err := l.TryLock(ctx, per, lease)
+		var h *hold
+		ok, err := l.tryLock(ctx, per, lease, &h)
 		if err != nil {
 			if ctx.Err() != nil {
 				m.releaseAll(ctx, taken)
@@ -156,7 +200,7 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 			answered++
 		}
 		if ok {
-			taken = append(taken, l)
+			taken, holds = append(taken, l), append(holds, h)
 		}
 		if m.quorum == len(m.locks) && !ok {
 			m.releaseAll(ctx, taken)
@@ -169,7 +213,7 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 			break // a quorum is out of reach
 		}
 	}
-	return m.settle(ctx, start, lease, taken, answered, errs)
+	return m.settle(ctx, start, lease, taken, holds, answered, errs)
 }
 
 // roundParallel is a RedLock round: the locks live on independent servers,
@@ -180,23 +224,25 @@ func (m *MultiLock) roundParallel(ctx context.Context, left, lease time.Duration
 	per := max(left/time.Duration(len(m.locks)), time.Millisecond)
 	type result struct {
 		ok  bool
+		h   *hold
 		err error
 	}
 	results := make([]result, len(m.locks))
 	var wg sync.WaitGroup
 	for i, l := range m.locks {
 		wg.Go(func() {
-			ok, err := l.TryLock(ctx, per, lease)
-			results[i] = result{ok, err}
+			r := &results[i]
+			r.ok, r.err = l.tryLock(ctx, per, lease, &r.h)
 		})
 	}
 	wg.Wait()
 	var taken []*Lock
+	var holds []*hold
 	var errs []error
 	answered := 0
 	for i, r := range results {
 		if r.ok {
-			taken = append(taken, m.locks[i])
+			taken, holds = append(taken, m.locks[i]), append(holds, r.h)
 		}
 		if r.err != nil {
 			errs = append(errs, r.err)
@@ -208,17 +254,17 @@ func (m *MultiLock) roundParallel(ctx context.Context, left, lease time.Duration
 		m.releaseAll(ctx, taken)
 		return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
 	}
-	return m.settle(ctx, start, lease, taken, answered, errs)
+	return m.settle(ctx, start, lease, taken, holds, answered, errs)
 }
 
 // settle ends a round that took the locks taken: held if they make a
 // quorum with lease time left (Redlock's validity check), released
 // otherwise; ErrNoQuorum when too few locks answered without an error.
-func (m *MultiLock) settle(ctx context.Context, start time.Time, lease time.Duration, taken []*Lock, answered int, errs []error) (bool, error) {
+func (m *MultiLock) settle(ctx context.Context, start time.Time, lease time.Duration, taken []*Lock, holds []*hold, answered int, errs []error) (bool, error) {
 	if len(taken) >= m.quorum {
 		elapsed := time.Since(start)
 		if lease == 0 || lease-elapsed-(lease/100+2*time.Millisecond) > 0 {
-			m.held = taken
+			m.start(taken, holds)
 			return true, nil
 		}
 	}
@@ -259,26 +305,37 @@ func (m *MultiLock) releaseAll(ctx context.Context, locks []*Lock) {
 	_ = m.unlockEach(context.WithoutCancel(ctx), locks)
 }
 
-// Unlock releases every lock the last acquisition took (one level of them
-// after a re-entry: TryLock while held re-enters each held lock). It returns
-// ErrNotHeld when this MultiLock holds nothing, and otherwise the first
-// error of a lock that was held but could not be released (the others are
-// released all the same).
+// Unlock releases every lock of the current hold (one level of them after a
+// re-entry); any goroutine may call it. Given a context from a hold
+// (Context, Do) it releases that hold only. It returns ErrNotHeld when there
+// is no such hold, and otherwise the first error of a lock that was held
+// but could not be released (the others are released all the same; an
+// error matching ErrLeaseLost means that lock's hold had been lost). After
+// the final Unlock the MultiLock is free for the next acquisition.
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	if err := m.check(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.held) == 0 {
+	mh := m.cur
+	if in := m.heldIn(ctx); in != nil && in != mh {
+		if _, err := in.ended(); err != nil && err != ErrNotHeld {
+			return fmt.Errorf("%s: %w", m.what, &leaseLostError{name: m.what})
+		}
+		mh = nil
+	}
+	if mh == nil {
 		return fmt.Errorf("%w: %s", ErrNotHeld, m.what)
 	}
-	first := m.unlockEach(ctx, m.held)
-	if m.depth > 0 {
-		m.depth--
-	} else {
-		m.held = nil
+	first := m.unlockEach(mh.partsContext(ctx), mh.parts)
+	if mh.depth > 0 {
+		mh.depth--
+		return first
 	}
+	m.cur = nil
+	mh.end(ErrNotHeld)
+	<-m.gate
 	return first
 }
 
@@ -289,9 +346,12 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 func (m *MultiLock) Held() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.cur == nil {
+		return 0
+	}
 	n := 0
-	for _, l := range m.held {
-		if l.Err() == nil {
+	for _, h := range m.cur.holds {
+		if ended, _ := h.ended(); !ended {
 			n++
 		}
 	}

@@ -42,8 +42,10 @@ func TestMultiLockAllOrNothing(t *testing.T) {
 			t.Fatalf("%s not held", l.Name())
 		}
 	}
-	// Re-entry, then two unlocks.
-	if ok, err := m.TryLock(ctx, 0, 0); !ok || err != nil {
+	// Re-entry through the hold's context, then two unlocks.
+	mctx, cancel := m.Context(ctx)
+	defer cancel()
+	if ok, err := m.TryLock(mctx, 0, 0); !ok || err != nil {
 		t.Fatalf("re-entry = %v, %v", ok, err)
 	}
 	if err := m.Unlock(ctx); err != nil {

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -9,7 +10,8 @@ import (
 // (rlock_hold.go). GetFairLock and GetReadWriteLock build the other kinds on
 // it (fairlock.go, rwlock.go).
 
-// GetLock returns a new owner handle for the lock called name. It does no
+// GetLock returns a new handle for the lock called name (see Lock for how
+// goroutines sharing it are excluded). It does no
 // I/O; an empty name makes every method return ErrEmptyName. On Redis
 // Cluster a name containing '{' must carry a complete hash tag (as in
 // "{order}:42"): Redisson's key naming then keeps every key of the lock in
@@ -31,6 +33,9 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
 	l.badName = c.nameError(kind.what, name, l.channel)
+	if !kind.shared {
+		l.gate = make(chan struct{}, 1)
+	}
 	l.newIdentity(owner)
 	return l
 }
@@ -38,38 +43,63 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 // Name returns the lock's name, the Redis key of its hash.
 func (l *Lock) Name() string { return l.name }
 
-// Owner returns the owner this handle writes: "<client uuid>:<n>" (a write
-// lock's field adds ":write"). A handle whose hold was lost takes a new owner
-// number for its next acquisition.
+// Owner returns the owner of the handle's current (or latest) hold:
+// "<client uuid>:<n>" (a write lock's field adds ":write"). Each
+// acquisition that is not a re-entry takes a new owner number; before the
+// first one, Owner is the number the first will use.
 func (l *Lock) Owner() string { return l.ident().owner }
 
 func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
 
 // Lock waits until it holds the lock or ctx ends. The lease is the client's
-// WatchdogTimeout, renewed by the watchdog until Unlock. It returns ctx.Err()
-// (wrapped) when ctx ends first, leaving no hold and no subscription behind;
+// WatchdogTimeout, renewed by the watchdog until Unlock. While another
+// goroutine's acquisition of this handle holds it, Lock waits for it as for
+// any other owner; with a context from the current hold (Context, Do) it
+// re-enters instead. It returns ctx.Err() (wrapped) when ctx ends first,
+// leaving no hold and no subscription behind; ErrNotHeld (matching
+// ErrLeaseLost too when lost) for a re-entry whose hold has ended;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (l *Lock) Lock(ctx context.Context) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	_, err := l.tryLock(ctx, -1, 0)
+	_, err := l.tryLock(ctx, -1, 0, nil)
+	return err
+}
+
+// LockLease is Lock with a lease: it waits until it holds the lock or ctx
+// ends, and the hold ends lease after it was taken unless Unlock (or Extend)
+// comes first, as Redisson's lock(leaseTime). lease == 0 is Lock (the
+// watchdog keeps the lease alive). Errors as Lock's, and ErrNegativeDuration
+// for a negative lease.
+func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	if lease < 0 {
+		return objectErrorf(l.kind.what, l.name, "%w: lease %v", ErrNegativeDuration, lease)
+	}
+	_, err := l.tryLock(ctx, -1, lease, nil)
 	return err
 }
 
 // TryLock tries to hold the lock for up to wait and reports whether it
 // does. wait == 0 makes a single attempt. lease > 0 is the lease, after
 // which Redis drops the hold unless Unlock came first; lease == 0 lets the
-// watchdog keep the lease alive until Unlock. A re-entry into a hold the
-// watchdog keeps stays under the watchdog whatever its lease; a re-entry
-// with lease == 0 into a hold with a lease puts it under the watchdog.
-// It returns false, nil when the wait ran out; ErrNegativeDuration for a
-// negative wait or lease; ctx.Err() (wrapped) when ctx ends first;
-// ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
-// error otherwise. An error leaves no hold of this call behind (when Redis
-// cannot be reached to undo an acquire whose reply was lost, that hold
-// expires with its lease and the handle takes a new owner number).
+// watchdog keep the lease alive until Unlock. The wait covers waiting for
+// another goroutine's hold of this handle too; with a context from the
+// current hold (Context, Do) TryLock re-enters at once instead. A re-entry
+// into a hold the watchdog keeps stays under the watchdog whatever its
+// lease; a re-entry with lease == 0 into a hold with a lease puts it under
+// the watchdog. It returns false, nil when the wait ran out;
+// ErrNegativeDuration for a negative wait or lease; ctx.Err() (wrapped)
+// when ctx ends first; ErrNotHeld (matching ErrLeaseLost too when lost) for
+// a re-entry whose hold has ended; ErrEmptyName, ErrInvalidName,
+// ErrWrongType, ErrClientClosed, or a Redis error otherwise. An error leaves
+// no hold of this call behind (when Redis cannot be reached to undo an
+// acquire whose reply was lost, that hold expires with its lease under an
+// owner number the handle no longer uses).
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
@@ -77,18 +107,70 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	if wait < 0 || lease < 0 {
 		return false, objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
 	}
-	return l.tryLock(ctx, wait, lease)
+	return l.tryLock(ctx, wait, lease, nil)
 }
 
-// tryLock acquires, waiting up to wait (wait < 0: until ctx ends), the way
-// the owner's kind waits (its identity's waitSpec). A fair waiter, which
-// waits on a channel of its own, also makes the plain first try.
-func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+// Do holds the lock while fn runs: it acquires as TryLock(ctx, wait, lease)
+// does, runs fn with a context that carries the hold (a nested acquisition
+// with it re-enters) and is cancelled, with Err's value as its cause, when
+// the hold is lost, and then releases the hold whatever fn returned (even
+// if fn panics). It returns ErrNotAcquired (wrapped) when the wait ran out,
+// TryLock's errors when the acquisition failed (fn did not run), and
+// otherwise fn's error joined with Unlock's (an error matching ErrLeaseLost
+// means the hold was lost before fn returned).
+func (l *Lock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	if wait < 0 || lease < 0 {
+		return objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
+	}
+	var h *hold
+	ok, err := l.tryLock(ctx, wait, lease, &h)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return objectErrorf(l.kind.what, l.name, "%w within %v", ErrNotAcquired, wait)
+	}
+	hctx, cancel := l.contextOf(ctx, h)
+	defer cancel()
+	var fnErr error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				cancel()
+				_ = l.Unlock(hctx)
+				panic(p)
+			}
+		}()
+		fnErr = fn(hctx)
+	}()
+	cancel()
+	return joinErrs(fnErr, l.Unlock(hctx))
+}
+
+// joinErrs returns a or b when the other is nil, both joined otherwise.
+func joinErrs(a, b error) error {
+	switch {
+	case b == nil:
+		return a
+	case a == nil:
+		return b
+	}
+	return errors.Join(a, b)
+}
+
+// take acquires for the handle's current owner, waiting up to wait (wait <
+// 0: until ctx ends), the way the owner's kind waits (its identity's
+// waitSpec); got, when not nil, is set to the hold acquired. A fair waiter,
+// which waits on a channel of its own, also makes the plain first try.
+func (l *Lock) take(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
 	recheck, retry := false, time.Duration(0)
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, r, err := l.acquire(ctx, lease, wait, waiting{})
+		ok, r, err := l.acquire(ctx, lease, wait, waiting{}, got)
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -101,14 +183,19 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	spec.recheck, spec.retry = recheck, retry
 	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
-			return l.acquire(ctx, lease, wait, w)
+			return l.acquire(ctx, lease, wait, w, got)
 		})
 }
 
-// Unlock drops one hold of this owner; when the hold count reaches zero it
-// deletes the lock and publishes the unlock message, waking one waiter. It
+// Unlock drops one hold of the handle's current hold (any goroutine may
+// call it, as with sync.Mutex); given a context from a hold (Context, Do) it
+// drops one of that hold only. On the read side of a read-write lock it
+// drops one read hold: one taken under the write hold ctx carries, else one
+// of the handle's own, else one taken under a write hold. When the hold
+// count reaches zero it deletes the lock and publishes the unlock message,
+// waking one waiter, and the handle is free for the next acquisition. It
 // stops the watchdog for the lock before the release reaches Redis. It
-// returns ErrNotHeld when this owner holds no hold (an error matching
+// returns ErrNotHeld when there is no such hold (an error matching
 // ErrLeaseLost too when its lease ran out). Unlock still runs when ctx is
 // already cancelled, within the client's CleanupTimeout. A call resent by
 // go-redis after a lost reply, or an Unlock repeated after an error, is
@@ -123,9 +210,46 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 		defer cancel()
 	}
+	if l.pair != nil {
+		return l.unlockRead(ctx)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, err := l.target(ctx); err != nil {
+		return err
+	}
 	return l.unlock(ctx)
+}
+
+// Extend sets the lease of the handle's current hold (or of the hold ctx
+// carries, from Context or Do) to lease from now: the hold ends then unless
+// Unlock or another Extend comes first. A hold the watchdog kept leaves it
+// and has that lease from now on; lease == 0 puts the hold under the
+// watchdog (a lease of WatchdogTimeout, renewed until Unlock). Done, Err and
+// Context follow the new deadline. It returns ErrNotHeld when there is no
+// such hold, an error matching ErrLeaseLost too when the hold was lost
+// (found gone in Redis, or its deadline passed), ErrNegativeDuration for a
+// negative lease, ErrClientClosed, or a Redis error (the hold then keeps its
+// old lease). On the read side it extends the handle's own read holds.
+func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	if lease < 0 {
+		return objectErrorf(l.kind.what, l.name, "%w: lease %v", ErrNegativeDuration, lease)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, err := l.target(ctx)
+	switch {
+	case err != nil:
+		return err
+	case l.syncLost() != nil:
+		return &leaseLostError{name: l.name}
+	case h == nil:
+		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
+	}
+	return l.extend(ctx, lease)
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes one waiter. It
@@ -149,7 +273,7 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 	if err := l.check(); err != nil {
 		return lockState{}, err
 	}
-	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.ident().field).Int64Slice()
+	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.view().ident().field).Int64Slice()
 	if err != nil {
 		return lockState{}, objectErr(l.kind.what, l.name, err)
 	}
@@ -238,7 +362,7 @@ func (l *Lock) Token() int64 { return l.token.Load() }
 // client closes. Err then tells which. When the owner holds nothing, the
 // channel of the last hold is returned (closed), or a closed channel.
 func (l *Lock) Done() <-chan struct{} {
-	if h := l.shown.Load(); h != nil {
+	if h := l.view().shown.Load(); h != nil {
 		return h.done
 	}
 	return closedChan
@@ -250,7 +374,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // ErrLeaseLost when it was lost, ErrClientClosed when the client closed, and
 // ErrNotHeld when it was released by Unlock or never taken.
 func (l *Lock) Err() error {
-	h := l.shown.Load()
+	h := l.view().shown.Load()
 	if h == nil {
 		return ErrNotHeld
 	}
@@ -259,16 +383,24 @@ func (l *Lock) Err() error {
 }
 
 // Context returns a context that is cancelled, with Err's value as its
-// cause, when the current hold ends (or parent ends). Use it for work that
-// must stop as soon as the lock is no longer held. Call cancel to release
-// its resources.
+// cause, when the current hold ends (or parent ends), and that carries the
+// hold: an acquisition of this handle given it (or a context derived from
+// it) re-enters the hold instead of waiting for it, and Unlock and Extend
+// given it act on that hold only. Call it in the goroutine that acquired,
+// right after acquiring, or use Do. Use it for work that must stop as soon
+// as the lock is no longer held. Call cancel to release its resources.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	h := l.shown.Load()
+	return l.contextOf(parent, l.shown.Load())
+}
+
+// contextOf is Context for hold h (nil: none).
+func (l *Lock) contextOf(parent context.Context, h *hold) (context.Context, context.CancelFunc) {
 	if h == nil {
+		ctx, cancel := context.WithCancelCause(parent)
 		cancel(ErrNotHeld)
 		return ctx, func() {}
 	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, holdKey{l}, h))
 	go func() {
 		select {
 		case <-h.done:

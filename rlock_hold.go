@@ -21,12 +21,19 @@ import (
 // carrying the unlock message 0, and a fencing counter at
 // redisson_lock_token:{name}.
 //
-// Each Lock value is one owner (what a thread is in Redisson): locking it again
-// re-enters and increments the hold count, and only it can unlock its holds.
-// Client.GetLock returns a new owner on every call, so getting the lock where
-// it is used is the safe habit. A Lock is safe for concurrent use, but
-// goroutines sharing one Lock share one owner: they re-enter each other's
-// holds rather than exclude each other. Do not copy a Lock.
+// Between goroutines a Lock behaves like a sync.Mutex: while one goroutine's
+// acquisition holds it, another goroutine's Lock waits and its TryLock
+// returns false, nil once its wait runs out, whether it uses the same handle
+// or another one, in this process or elsewhere. Unlock may come from any
+// goroutine. Re-entry is explicit: a nested acquisition re-enters (the hold
+// count grows, as in Redisson) only when its context comes from the hold,
+// through Context or Do; without it a nested call waits like any other
+// owner. Every acquisition that is not a re-entry takes an owner number of
+// its own, so Owner changes from hold to hold. A hold that is lost (Done
+// closes, Err reports ErrLeaseLost) frees the handle for the next acquisition;
+// an Unlock given the lost hold's context then reports ErrLeaseLost and
+// leaves the next hold alone. A Lock is safe for concurrent use; do not copy
+// it.
 type Lock struct {
 	c *Client
 	lockNames
@@ -34,10 +41,23 @@ type Lock struct {
 	latchPre string // unlock latch key prefix
 	badName  error  // set when the name cannot work on this topology
 
-	mu    sync.Mutex // serializes this owner's script calls; guards what follows
-	count int        // hold count as last reported by Redis
-	lease leaseArg   // lease of the latest acquisition
-	hold  *hold      // current hold, nil when count == 0
+	// gate holds a token from the start of an acquisition that is not a
+	// re-entry until its hold ends (final Unlock, or loss): the goroutines
+	// sharing the handle wait for it in turn (rlock_owner.go). nil for the
+	// read side of a read-write lock, whose holds are shared.
+	gate chan struct{}
+	// Read side of a read-write lock: pair is the write side, fixedOwner
+	// marks a reader under a write hold's owner (it never changes owner).
+	pair       *Lock
+	fixedOwner bool
+
+	mu      sync.Mutex      // serializes this owner's script calls; guards what follows
+	count   int             // hold count as last reported by Redis
+	lease   leaseArg        // lease of the latest acquisition
+	hold    *hold           // current hold, nil when count == 0
+	used    bool            // the current owner has had a hold: the next one takes a new owner
+	holdSet chan struct{}   // closed when a hold starts (for gate waiters); nil when nobody waits
+	downs   map[*hold]*Lock // read side: readers under the pair's write holds, by write hold
 
 	// Read without mu, so that they never wait for a call in flight.
 	token atomic.Int64             // fencing token of the latest acquisition
@@ -57,12 +77,13 @@ func (a *leaseArg) set(ms int64) {
 	}
 }
 
-// newIdentity gives the handle a fresh owner field. A handle whose hold was
-// lost, or whose undo of an acquire failed, takes one, so that a stale field
-// of its old identity that is still in Redis is never taken for its own
-// (except the two sides of a read-write lock, which must stay one owner: a
-// stale field of theirs is adopted by the acquire script's resend path,
-// which gives it the lease asked for).
+// newIdentity gives the handle a fresh owner field. Every acquisition that
+// is not a re-entry takes one once the current owner has had a hold, and a
+// handle whose hold was lost, or whose undo of an acquire failed, takes one
+// at once, so that a stale field of its old identity that is still in Redis
+// is never taken for its own (except a reader under a write hold's owner,
+// which must stay that owner: a stale field of its is adopted by the acquire
+// script's resend path, which gives it the lease asked for).
 func (l *Lock) newIdentity(owner string) {
 	if owner == "" {
 		owner = l.c.newOwner()
@@ -94,8 +115,15 @@ func (l *Lock) endHold(err error) {
 	l.stopTracking(h)
 	h.end(err)
 	l.count, l.hold = 0, nil
-	if err != ErrNotHeld && !l.kind.sharedOwner {
+	if err != ErrNotHeld && !l.fixedOwner {
 		l.newIdentity("")
+		l.used = false
+	}
+	if l.gate != nil {
+		select {
+		case <-l.gate: // the handle is free for the next acquisition
+		default:
+		}
 	}
 }
 
@@ -123,10 +151,24 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 // waiter's acquisition is announced on the channel, and a re-entry that
 // shortens the lease tells the waiters (see lockWakePolicy). wait is the
 // caller's (< 0: none), for a kind whose identity has a waitArg.
-func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
+func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting, got **hold) (bool, time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
+	if l.hold == nil && l.used && l.gate == nil && !l.fixedOwner {
+		// A reader's new hold after all its holds ended: a new owner.
+		l.newIdentity("")
+		l.used = false
+	}
+	ok, retry, err := l.acquireLocked(ctx, lease, wait, w)
+	if ok && got != nil {
+		*got = l.hold
+	}
+	return ok, retry, err
+}
+
+// acquireLocked is acquire with l.mu held and lost holds synced.
+func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
 	// A re-entry into a watchdog hold keeps the watchdog lease: a shorter
 	// PEXPIRE would let the key expire while the watchdog counts on more.
 	watched := lease == 0 || (l.hold != nil && l.hold.watched)
@@ -197,8 +239,12 @@ func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting
 	switch {
 	case h == nil:
 		h = l.newHold()
-		l.hold = h
+		l.hold, l.used = h, true
 		l.shown.Store(h)
+		if l.holdSet != nil {
+			close(l.holdSet)
+			l.holdSet = nil
+		}
 		l.track(ctx, h, watched, expires)
 	case h.watched:
 		l.c.watchdog.extend(h, expires)
@@ -265,8 +311,9 @@ func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 		// A first acquisition may have left a field behind: a handle of
 		// its own takes a new one; the two sides of a read-write lock keep
 		// theirs and adopt it (see newIdentity).
-		if !l.kind.sharedOwner {
+		if !l.fixedOwner {
 			l.newIdentity("")
+			l.used = false
 		}
 	case !l.hold.watched && expires.Before(l.hold.deadline):
 		l.endAt(l.hold, expires)
@@ -361,5 +408,46 @@ func (l *Lock) unlock(ctx context.Context) error {
 	default:
 		l.count = int(n)
 	}
+	return nil
+}
+
+// extend sets the current hold's lease to lease from now (0: the watchdog's
+// lease, renewed from then on), through the kind's renewal script.
+func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
+	h := l.hold
+	watched := lease == 0
+	if watched {
+		lease = l.c.opts.WatchdogTimeout
+	}
+	ms := max(lease.Milliseconds(), 1)
+	lease = time.Duration(ms) * time.Millisecond
+	var deadline time.Time
+	wasWatched := h.watched
+	if wasWatched {
+		// The watchdog must not renew it with its own lease meanwhile.
+		deadline = l.c.watchdog.forget(h)
+	}
+	start := time.Now()
+	expires := start.Add(lease - lossMargin(lease))
+	arg := strconv.FormatInt(ms, 10)
+	res, err := l.c.scripts.run(ctx, h.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
+	if err == nil && len(res) != 1 {
+		err = objectErrorf(l.kind.what, l.name, "%w: extend returned %v", ErrUnexpectedReply, res)
+	} else if err != nil {
+		err = objectErr(l.kind.what, l.name, err)
+	}
+	if err != nil {
+		if wasWatched && !l.c.watchdog.add(h, deadline) {
+			l.endAt(h, deadline)
+		}
+		return err
+	}
+	if res[0] != 1 {
+		l.endHold(ErrLeaseLost)
+		return &leaseLostError{name: l.name}
+	}
+	l.lease.set(ms)
+	h.watched = false
+	l.track(ctx, h, watched, expires)
 	return nil
 }

@@ -89,7 +89,7 @@ func TestLockReentryShortLeaseUnderWatchdogKeepsWatchdogLease(t *testing.T) {
 	if err := l.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustTryLock(t, ctx, l, 0, 300*time.Millisecond)
+	mustTryLock(t, holdCtx(t, ctx, l), l, 0, 300*time.Millisecond)
 	t.Logf("PTTL after re-entry: %v", rdb.PTTL(ctx, name).Val())
 	if tryStealFor(t, ctx, l, newClient(t, srv.Client(t), nil).GetLock(name), 2*time.Second) {
 		t.Fatal("watchdog hold re-entered with a 300ms lease was lost within 2s")
@@ -109,7 +109,7 @@ func TestLockLeaseReentryWithZeroLeaseBecomesWatched(t *testing.T) {
 	name := uniqueName(t, rdb)
 	l := newClient(t, rdb, &Options{WatchdogTimeout: time.Second}).GetLock(name)
 	mustTryLock(t, ctx, l, 0, 500*time.Millisecond)
-	mustTryLock(t, ctx, l, 0, 0)
+	mustTryLock(t, holdCtx(t, ctx, l), l, 0, 0)
 	// 3 s: six times the original lease, three watchdog timeouts.
 	if tryStealFor(t, ctx, l, newClient(t, srv.Client(t), nil).GetLock(name), 3*time.Second) {
 		t.Fatal("hold re-entered with lease 0 was not kept alive by the watchdog")

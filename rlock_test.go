@@ -16,8 +16,12 @@ func TestLockReentrancyAndHoldCount(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	l := c.GetLock(uniqueName(t, rdb))
 
+	mustTryLock(t, ctx, l, 0, 0)
+	hctx := holdCtx(t, ctx, l) // re-entry is through the hold's context
 	for want := 1; want <= 3; want++ {
-		mustTryLock(t, ctx, l, 0, 0)
+		if want > 1 {
+			mustTryLock(t, hctx, l, 0, 0)
+		}
 		if n, err := l.HoldCount(ctx); err != nil || n != want {
 			t.Fatalf("HoldCount = %d, %v; want %d", n, err, want)
 		}
@@ -329,7 +333,7 @@ func TestLockFencingTokens(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		l := c.GetLock(name)
 		mustTryLock(t, ctx, l, 0, 0)
-		mustTryLock(t, ctx, l, 0, 0) // re-entry also gets a new token
+		mustTryLock(t, holdCtx(t, ctx, l), l, 0, 0) // re-entry also gets a new token
 		if tok := l.Token(); tok <= last+1 {
 			t.Fatalf("token %d after %d; want strictly increasing per acquisition", tok, last)
 		} else {

@@ -702,7 +702,9 @@ func TestRWInteropGoWriterExcludesForeign(t *testing.T) {
 			rw := c.GetReadWriteLock(name)
 			mustTryLock(t, ctx, rw.WriteLock(), 0, tc.lease)
 			owner := rw.WriteLock().Owner()
-			if owner != rw.ReadLock().Owner() || !strings.HasPrefix(owner, c.ID()+":") {
+			// The read side is another owner: a write hold's owner reads
+			// only through the write hold's context.
+			if owner == rw.ReadLock().Owner() || !strings.HasPrefix(owner, c.ID()+":") {
 				t.Fatalf("owners: write %q, read %q, client %q", owner, rw.ReadLock().Owner(), c.ID())
 			}
 			rwiWantHash(t, rdb, name, map[string]string{"mode": "write", owner + ":write": "1"})
@@ -1069,8 +1071,8 @@ func TestRWInteropGoDowngradeLetsForeignReadersIn(t *testing.T) {
 	name := rwiName(t, rdb)
 	g := c.GetReadWriteLock(name)
 	mustTryLock(t, ctx, g.WriteLock(), 0, 0)
-	mustTryLock(t, ctx, g.ReadLock(), 0, 0)
-	o := g.ReadLock().Owner()
+	mustTryLock(t, holdCtx(t, ctx, g.WriteLock()), g.ReadLock(), 0, 0) // the writer reads
+	o := g.WriteLock().Owner()
 	rwiWantHash(t, rdb, name, map[string]string{"mode": "write", o + ":write": "1", o: "1"})
 	rwiWantTimeoutKeys(t, rdb, name, 30*time.Second, fwTimeoutKey(name, o, 1))
 	if ok, err := g.ReadLock().IsLocked(ctx); !ok || err != nil {
@@ -1290,12 +1292,10 @@ func TestRWInteropMixedExclusion(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Regression tests for two bugs this suite found (both fixed).
 
-// A ReadWriteLock is one owner, but its two sides are separate Lock values
-// that each take a new owner number when their own hold is lost
-// (rlock_hold.go endHold -> newIdentity("")). After the write side lost a
-// hold, its next write hold is under another owner than the read side's, so
-// the same ReadWriteLock can no longer read under its own write lock (Lock
-// would wait for itself), and a foreign client sees two owners.
+// After the write side lost a hold, its next write hold (under a new owner
+// number, as every acquisition) can still read under its own write lock:
+// the read goes through the write hold's context, so it takes the write
+// hold's owner, whatever owner the read side had.
 func TestRWInteropOwnerSharedAfterLostHold(t *testing.T) {
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
@@ -1311,12 +1311,13 @@ func TestRWInteropOwnerSharedAfterLostHold(t *testing.T) {
 	eventually(t, wakeBound, "lease expired in Redis", func() bool { return rdb.Exists(ctx, name).Val() == 0 })
 	mustTryLock(t, ctx, g.WriteLock(), 0, 0)
 	defer g.WriteLock().Unlock(ctx)
-	if w, r := g.WriteLock().Owner(), g.ReadLock().Owner(); w != r {
-		t.Errorf("after a lost write hold: write owner %s, read owner %s; want one owner", w, r)
-	}
-	ok, err := g.ReadLock().TryLock(ctx, 0, 0)
+	wctx := holdCtx(t, ctx, g.WriteLock())
+	ok, err := g.ReadLock().TryLock(wctx, 0, 0)
 	if ok {
-		defer g.ReadLock().Unlock(ctx)
+		defer g.ReadLock().Unlock(wctx)
+	}
+	if got := rdb.HGet(ctx, name, g.WriteLock().Owner()).Val(); ok && got != "1" {
+		t.Errorf("read field of the write hold's owner = %q; want 1 (hash %v)", got, rwiHash(t, rdb, name))
 	}
 	if !ok || err != nil {
 		t.Fatalf("ReadLock().TryLock under the owner's own write lock = %v, %v; want true (hash %v)",

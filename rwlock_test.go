@@ -105,8 +105,9 @@ func TestRWLockDowngradeAndReentrancy(t *testing.T) {
 	me, other := c.GetReadWriteLock(name), c.GetReadWriteLock(name)
 	w, r := me.WriteLock(), me.ReadLock()
 	mustTryLock(t, ctx, w, 0, 0)
-	mustTryLock(t, ctx, w, 0, 0)
-	mustTryLock(t, ctx, r, 0, 0) // the writer may read
+	wctx := holdCtx(t, ctx, w) // re-entry and the writer's reads go through the hold's context
+	mustTryLock(t, wctx, w, 0, 0)
+	mustTryLock(t, wctx, r, 0, 0) // the writer may read
 	if n, _ := w.HoldCount(ctx); n != 2 {
 		t.Fatalf("write HoldCount = %d; want 2", n)
 	}
@@ -191,8 +192,9 @@ func TestRWLockWatchdog(t *testing.T) {
 	name := uniqueName(t, rdb)
 	rw := c.GetReadWriteLock(name)
 	mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
-	mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
-	mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+	wctx := holdCtx(t, ctx, rw.WriteLock())
+	mustTryLock(t, wctx, rw.ReadLock(), 0, 0)
+	mustTryLock(t, wctx, rw.ReadLock(), 0, 0)
 	time.Sleep(5 * timeout)
 	for _, l := range []*Lock{rw.WriteLock(), rw.ReadLock()} {
 		if err := l.Err(); err != nil {
@@ -372,7 +374,7 @@ func TestRWLockCluster(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		rw := c.GetReadWriteLock(uniqueName(t, rdb) + ":" + strconv.Itoa(i))
 		mustTryLock(t, ctx, rw.WriteLock(), 0, 0)
-		mustTryLock(t, ctx, rw.ReadLock(), 0, 0)
+		mustTryLock(t, holdCtx(t, ctx, rw.WriteLock()), rw.ReadLock(), 0, 0)
 		rws = append(rws, rw)
 	}
 	time.Sleep(2 * time.Second)

@@ -1,0 +1,243 @@
+package redisson
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// A MultiLock's hold and who may use it: the gate between goroutines (as a
+// Lock's, rlock_owner.go), re-entry through the hold's context, and the end
+// of the hold (Done, Err, Context) when too many of its locks' holds end.
+
+// multiHold is one acquisition of a MultiLock, from the one that took its
+// locks until the final Unlock or loss.
+type multiHold struct {
+	parts []*Lock
+	holds []*hold // holds[i] is parts[i]'s hold
+	depth int     // re-entries; guarded by the MultiLock's mu
+	done  chan struct{}
+	once  sync.Once
+	err   error // why the hold ended; written once before done closes
+}
+
+func (mh *multiHold) end(err error) {
+	mh.once.Do(func() {
+		mh.err = err
+		close(mh.done)
+	})
+}
+
+func (mh *multiHold) ended() (bool, error) {
+	select {
+	case <-mh.done:
+		return true, mh.err
+	default:
+		return false, nil
+	}
+}
+
+// partsContext returns ctx carrying each part's hold, so that the parts'
+// calls given it act on those holds (re-entry, Unlock).
+func (mh *multiHold) partsContext(ctx context.Context) context.Context {
+	for i, l := range mh.parts {
+		ctx = context.WithValue(ctx, holdKey{l}, mh.holds[i])
+	}
+	return ctx
+}
+
+// multiKey is the context key under which Context puts a MultiLock's hold.
+type multiKey struct{ m *MultiLock }
+
+func (m *MultiLock) heldIn(ctx context.Context) *multiHold {
+	mh, _ := ctx.Value(multiKey{m}).(*multiHold)
+	return mh
+}
+
+// start makes the locks taken (with their holds) the current hold, and
+// starts the goroutine that ends it when more of the holds end than the
+// quorum allows. That goroutine stops when the hold ends (at the latest by
+// the final Unlock, which ends every part's hold). Called with the gate held.
+func (m *MultiLock) start(taken []*Lock, holds []*hold) {
+	mh := &multiHold{parts: taken, holds: holds, done: make(chan struct{})}
+	m.mu.Lock()
+	m.cur = mh
+	m.shown.Store(mh)
+	if m.holdSet != nil {
+		close(m.holdSet)
+		m.holdSet = nil
+	}
+	m.mu.Unlock()
+	tolerated := len(holds) - m.quorum
+	go func() {
+		cases := make([]reflect.SelectCase, len(holds)+1)
+		for i, h := range holds {
+			cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(h.done)}
+		}
+		cases[len(holds)] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(mh.done)}
+		for lost := 0; ; {
+			i, _, _ := reflect.Select(cases)
+			if i == len(holds) {
+				return // ended by Unlock
+			}
+			cases[i].Chan = reflect.Value{} // ignored from now on
+			if lost++; lost > tolerated {
+				_, err := holds[i].ended()
+				mh.end(err)
+				return
+			}
+		}
+	}()
+}
+
+// enter takes the gate, waiting up to wait (< 0: until ctx ends). A hold
+// that ended without Unlock (too many of its locks lost) is released and
+// frees the gate when this wait notices it.
+func (m *MultiLock) enter(ctx context.Context, wait time.Duration) (bool, error) {
+	select {
+	case m.gate <- struct{}{}:
+		return true, nil
+	default:
+	}
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		changed := m.gateWatch(ctx)
+		select {
+		case m.gate <- struct{}{}:
+			return true, nil
+		case <-changed:
+		case <-ctx.Done():
+			return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
+		case <-timeout:
+			m.gateWatch(ctx)
+			select {
+			case m.gate <- struct{}{}:
+				return true, nil
+			default:
+				return false, nil
+			}
+		}
+	}
+}
+
+// gateWatch releases a lost current hold (what remains of it, within a
+// bounded clean-up) and returns a channel that closes when the gate's
+// holder changes state: the current hold's done, or one closed when the
+// next hold starts.
+func (m *MultiLock) gateWatch(ctx context.Context) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mh := m.cur; mh != nil {
+		if ended, _ := mh.ended(); !ended {
+			return mh.done
+		}
+		m.cur = nil
+		cctx := mh.partsContext(context.WithoutCancel(ctx))
+		for i, l := range mh.parts {
+			if ended, _ := mh.holds[i].ended(); !ended {
+				_ = l.Unlock(cctx) // bounded by each lock's call; errors: it expires
+			}
+		}
+		<-m.gate
+	}
+	if m.holdSet == nil {
+		m.holdSet = make(chan struct{})
+	}
+	return m.holdSet
+}
+
+// Done returns a channel that is closed when the current hold ends: by the
+// final Unlock, or when one of a MultiLock's locks' holds ends (for a
+// RedLock: when fewer than a quorum of them remain). Err then tells why.
+// When nothing is held, the channel of the last hold is returned (closed),
+// or a closed channel.
+func (m *MultiLock) Done() <-chan struct{} {
+	if mh := m.shown.Load(); mh != nil {
+		return mh.done
+	}
+	return closedChan
+}
+
+// Err returns nil while the current hold lasts; after it ended, the cause
+// of the lock hold whose end ended it (ErrLeaseLost, ErrClientClosed), and
+// ErrNotHeld when it was released by Unlock or never taken.
+func (m *MultiLock) Err() error {
+	mh := m.shown.Load()
+	if mh == nil {
+		return ErrNotHeld
+	}
+	_, err := mh.ended()
+	return err
+}
+
+// Context returns a context that is cancelled, with Err's value as its
+// cause, when the current hold ends (or parent ends), and that carries the
+// hold: Lock and TryLock given it re-enter, Unlock given it releases that
+// hold only. Call it in the goroutine that acquired, right after acquiring,
+// or use Do. Call cancel to release its resources.
+func (m *MultiLock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	return m.contextOf(parent, m.shown.Load())
+}
+
+func (m *MultiLock) contextOf(parent context.Context, mh *multiHold) (context.Context, context.CancelFunc) {
+	if mh == nil {
+		ctx, cancel := context.WithCancelCause(parent)
+		cancel(ErrNotHeld)
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(mh.partsContext(context.WithValue(parent, multiKey{m}, mh)))
+	go func() {
+		select {
+		case <-mh.done:
+			_, err := mh.ended()
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// Do holds the locks while fn runs, as Lock.Do does: it acquires as
+// TryLock(ctx, wait, lease), runs fn with a context from the hold
+// (cancelled when the hold ends, re-entry with it), and always releases. It
+// returns ErrNotAcquired (wrapped) when the wait ran out, TryLock's errors
+// when the acquisition failed, and otherwise fn's error joined with
+// Unlock's.
+func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if wait < 0 || lease < 0 {
+		return fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
+	}
+	var mh *multiHold
+	ok, err := m.tryLock(ctx, wait, lease, &mh)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s within %v", ErrNotAcquired, m.what, wait)
+	}
+	hctx, cancel := m.contextOf(ctx, mh)
+	defer cancel()
+	var fnErr error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				cancel()
+				_ = m.Unlock(context.WithoutCancel(hctx))
+				panic(p)
+			}
+		}()
+		fnErr = fn(hctx)
+	}()
+	cancel()
+	return joinErrs(fnErr, m.Unlock(context.WithoutCancel(hctx)))
+}
