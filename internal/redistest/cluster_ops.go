@@ -149,23 +149,27 @@ func (c *Cluster) Failover(tb testing.TB, masterAddr string) string {
 func (c *Cluster) failover(masterAddr string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*clusterTimeout)
 	defer cancel()
-	nodes, err := clusterNodes(ctx, masterAddr)
-	if err != nil {
-		return "", err
-	}
-	m, ok := nodes[masterAddr]
-	if !ok || !m.isMaster() {
-		return "", fmt.Errorf("failover: %s is not a master", masterAddr)
-	}
+	// The master's view of its replicas can lag (a replica just attached,
+	// or flagged pfail for a moment on a loaded machine): wait for one.
 	var replica string
-	for _, n := range nodes {
-		if n.master == m.id && !strings.Contains(n.flags, "fail") {
-			replica = n.addr
-			break
+	for wait := time.Now().Add(clusterTimeout); replica == ""; time.Sleep(50 * time.Millisecond) {
+		nodes, err := clusterNodes(ctx, masterAddr)
+		if err != nil {
+			return "", err
 		}
-	}
-	if replica == "" {
-		return "", fmt.Errorf("failover: master %s has no healthy replica", masterAddr)
+		m, ok := nodes[masterAddr]
+		if !ok || !m.isMaster() {
+			return "", fmt.Errorf("failover: %s is not a master", masterAddr)
+		}
+		for _, n := range nodes {
+			if n.master == m.id && !strings.Contains(n.flags, "fail") {
+				replica = n.addr
+				break
+			}
+		}
+		if replica == "" && time.Now().After(wait) {
+			return "", fmt.Errorf("failover: master %s has no healthy replica after %v", masterAddr, clusterTimeout)
+		}
 	}
 	if _, err := do(ctx, replica, "CLUSTER", "FAILOVER"); err != nil {
 		return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", replica, err)
