@@ -77,8 +77,11 @@ type watchdog struct {
 	timeout time.Duration
 	batch   int
 
-	mu      sync.Mutex
-	holds   map[*hold]struct{}
+	mu    sync.Mutex
+	holds map[*hold]struct{} // watched: renewed by the loop
+	// live is every hold of the client that has not ended: the watched
+	// ones and those a lease timer ends (see keep). close ends them all.
+	live    map[*hold]struct{}
 	stale   []*hold // ended by expiry, then renewed late: to drop from Redis
 	started bool
 	closed  bool
@@ -97,6 +100,7 @@ func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int) *w
 		timeout: timeout,
 		batch:   batch,
 		holds:   make(map[*hold]struct{}),
+		live:    make(map[*hold]struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -112,6 +116,7 @@ func (w *watchdog) add(h *hold, expires time.Time) bool {
 	}
 	h.expires = expires
 	w.holds[h] = struct{}{}
+	w.live[h] = struct{}{}
 	if !w.started {
 		w.started = true
 		go w.loop()
@@ -128,15 +133,29 @@ func (w *watchdog) extend(h *hold, expires time.Time) {
 	w.mu.Unlock()
 }
 
-// remove stops renewing h.
+// keep registers h, a hold nobody renews (a lease timer ends it), so that
+// close ends it. It reports false after close.
+func (w *watchdog) keep(h *hold) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.live[h] = struct{}{}
+	return true
+}
+
+// remove stops renewing h and forgets it: the hold has ended.
 func (w *watchdog) remove(h *hold) {
 	w.mu.Lock()
 	delete(w.holds, h)
+	delete(w.live, h)
 	w.mu.Unlock()
 }
 
-// forget stops renewing h and returns its lease deadline as known here.
-// Unlock calls it before its release script runs.
+// forget stops renewing h and returns its lease deadline as known here;
+// h stays live until remove, so that close still ends it. Unlock calls it
+// before its release script runs.
 func (w *watchdog) forget(h *hold) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -284,6 +303,7 @@ func (w *watchdog) apply(p *pass) {
 				h.expires = p.sent.Add(w.timeout - lossMargin(w.timeout))
 			} else {
 				delete(w.holds, h)
+				delete(w.live, h)
 				lost = append(lost, h)
 			}
 		}
@@ -318,6 +338,7 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 		if left := h.expires.Sub(now); left <= 0 {
 			h.expired = true
 			delete(w.holds, h)
+			delete(w.live, h)
 			lost = append(lost, h)
 		} else if left < next {
 			next = left
@@ -330,8 +351,9 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 	return next
 }
 
-// close stops the loop, waits for it, and ends every hold it kept with
-// ErrClientClosed: nothing renews them any more.
+// close stops the loop, waits for it, and ends every live hold with
+// ErrClientClosed, watched or not: nothing renews them any more, and the
+// client can no longer release them.
 func (w *watchdog) close() {
 	w.mu.Lock()
 	if w.closed {
@@ -340,8 +362,9 @@ func (w *watchdog) close() {
 	}
 	w.closed = true
 	started := w.started
-	holds := w.holds
+	holds := w.live // watched holds are live too
 	w.holds = make(map[*hold]struct{})
+	w.live = make(map[*hold]struct{})
 	w.mu.Unlock()
 	close(w.stop)
 	if started {
