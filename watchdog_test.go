@@ -101,3 +101,32 @@ func TestCloseEndsHoldsWithExplicitLease(t *testing.T) {
 		}
 	}
 }
+
+// Close returns within CleanupTimeout when a renewal pass is stuck on a
+// server that does not answer, rather than waiting for the pass's own
+// deadline (up to the lease).
+func TestCloseBoundedWhileRenewalPassStuck(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, err := New(rdb, &Options{WatchdogTimeout: 6 * time.Second, CleanupTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t, 30*time.Second)
+	l := c.GetLock(uniqueName(t, srv.Client(t)))
+	mustTryLock(t, ctx, l, 0, 0)
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	time.Sleep(2300 * time.Millisecond) // the pass at 2s is stuck now
+	start := time.Now()
+	c.Close()
+	took := time.Since(start)
+	t.Logf("Close took %v", took)
+	if took > 1500*time.Millisecond {
+		t.Errorf("Close took %v with a stuck renewal pass; want about CleanupTimeout (200ms)", took)
+	}
+	if err := l.Err(); !errors.Is(err, ErrClientClosed) {
+		t.Errorf("Err after Close = %v; want ErrClientClosed", err)
+	}
+}
