@@ -254,11 +254,11 @@ func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease t
 	try := func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 		return s.acquire(ctx, id, ms)
 	}
-	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait}
+	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: time.Now()}
 	if !s.c.pubsub.listening(s.channel) {
 		// Nobody here waits on this semaphore: a plain first try, without
 		// a subscription.
-		ok, retry, err := try(ctx, waiting{})
+		ok, retry, err := boundTry(waitEnd(spec.start, wait), try)(ctx, waiting{})
 		if err != nil || ok || wait == 0 {
 			return permitHex(id, ok), ok, err
 		}

@@ -84,11 +84,13 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 // the owner's kind waits (its identity's waitSpec). A fair waiter, which
 // waits on a channel of its own, also makes the plain first try.
 func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	recheck, retry := false, time.Duration(0)
+	recheck, retry, start := false, time.Duration(0), time.Now()
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, r, err := l.acquire(ctx, lease, waiting{})
+		tctx, cancel := tryContext(ctx, waitEnd(start, wait))
+		ok, r, err := l.acquire(tctx, lease, waiting{})
+		cancel()
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -98,7 +100,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 	// owner (a fair waiter's channel and queue entry are its owner's).
 	spec := l.ident().wait
 	spec.what, spec.name, spec.wait = l.kind.what, l.name, wait
-	spec.recheck, spec.retry = recheck, retry
+	spec.recheck, spec.retry, spec.start = recheck, retry, start
 	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, w)

@@ -239,7 +239,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 	a.keys = []string{s.name, s.resKey, s.callPre + req, s.channel}
 	if wait == 0 || !s.c.pubsub.listening(s.channel) {
 		// A plain first try, with no subscription.
-		if ok, err := a.try(ctx, -1); err != nil || ok || wait == 0 {
+		tctx, cancel := tryContext(ctx, waitEnd(a.start, wait))
+		ok, err := a.try(tctx, -1)
+		cancel()
+		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
 	}
@@ -249,7 +252,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 	// local waiters without trying, does not suit a semaphore: a newcomer
 	// may need fewer permits than are free.)
 	ok, err := s.c.await(ctx, waitSpec{
-		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait,
+		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: a.start,
 		recheck: true, retry: syncRecheck,
 	},
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
