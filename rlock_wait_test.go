@@ -102,6 +102,7 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 		unlockN(t, ctx, r.l, 1)
 	}
 }
+
 // With Redis going down during a wait (go-redis's default retries and
 // dials, about 1.8s a command against a refused port), TryLock and
 // Semaphore.TryAcquire return by the end of their wait plus the undo of
