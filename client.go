@@ -27,6 +27,7 @@ type Client struct {
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	closed   atomic.Bool
+	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 }
@@ -56,6 +57,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		pubsub:         newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
 		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
 		janitor:        newJanitor(rdb, topo, time.Second),
+		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
 }
@@ -80,6 +82,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	close(c.closing)
 	c.watchdog.close()
 	c.pubsub.close()
 	c.janitor.close()
