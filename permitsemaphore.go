@@ -90,7 +90,11 @@ func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
 }
 
 // TrySetPermits sets the number of available permits to n if it was never
-// set, and reports whether it did so; a set count is left alone. It returns
+// set (or the semaphore was deleted), and reports whether it did so; a set
+// count is left alone. It is the set-up call safe to make from every
+// instance at start-up: of concurrent calls exactly one sets the permits (a
+// semaphore never set up has 0 permits, and Acquire waits until some are
+// added). It returns
 // ErrInvalidPermits for n < 0, ErrWrongType when the key holds another
 // Redis type, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error. A call resent by go-redis after a lost reply reports its first
