@@ -21,18 +21,30 @@ const atomicKind = "atomiclong"
 // unchanged. An addition that would overflow int64 is a Redis error ("value
 // is not an integer or out of range", wrapped) and changes nothing.
 //
+// Every call that changes the value takes effect once per call, even when
+// go-redis resends it after a lost reply, and reports its first result:
+// the call writes a marker redisson_al_call:{name}:<client uuid>:<n> with its
+// result, which a resend finds; the client deletes it once the call has
+// returned (it expires after RetryWindow otherwise). The value itself stays
+// Redisson's decimal string at the name.
+//
 // An AtomicLong is safe for concurrent use and holds no state of its own.
 type AtomicLong struct {
 	c       *Client
 	name    string
+	callPre string // call marker prefix: redisson_al_call:{name}:<client uuid>:
 	badName error
 }
 
 // GetAtomicLong returns the atomic long called name. It does no I/O; an
 // empty name makes every method return ErrEmptyName.
 func (c *Client) GetAtomicLong(name string) *AtomicLong {
-	return &AtomicLong{c: c, name: name, badName: c.nameError(atomicKind, name)}
+	callPre := prefixName("redisson_al_call", name) + ":" + c.id + ":"
+	return &AtomicLong{c: c, name: name, callPre: callPre, badName: c.nameError(atomicKind, name, callPre)}
 }
+
+// marker returns a fresh call marker key.
+func (a *AtomicLong) marker() string { return a.callPre + a.c.newRequest() }
 
 // Name returns the atomic long's name, its Redis key.
 func (a *AtomicLong) Name() string { return a.name }
@@ -63,7 +75,7 @@ func (a *AtomicLong) Set(ctx context.Context, v int64) error {
 	if err := a.check(); err != nil {
 		return err
 	}
-	return a.wrap(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name}, v, "").Err())
+	return a.wrap(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name, a.marker()}, v, "", a.c.retryWindowArg).Err())
 }
 
 // GetAndSet sets the value and returns the previous one (0 when the key did
@@ -72,7 +84,10 @@ func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (int64, error) {
 	if err := a.check(); err != nil {
 		return 0, err
 	}
-	return a.parse(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name}, v, "get").Result())
+	m := a.marker()
+	v2, err := a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name, m}, v, "get", a.c.retryWindowArg).Result()
+	forgetCallMarker(a.c, m, err)
+	return a.parse(v2, err)
 }
 
 // AddAndGet adds delta and returns the new value. It returns the errors of
@@ -81,8 +96,10 @@ func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (int64, error) 
 	if err := a.check(); err != nil {
 		return 0, err
 	}
-	n, err := a.c.rdb.IncrBy(ctx, a.name, delta).Result()
-	return n, a.wrap(err)
+	m := a.marker()
+	v, err := a.c.scripts.run(ctx, scriptAtomicAdd, []string{a.name, m}, delta, a.c.retryWindowArg).Result()
+	forgetCallMarker(a.c, m, err)
+	return a.parse(v, err)
 }
 
 // GetAndAdd adds delta and returns the previous value. It returns the errors
@@ -122,8 +139,10 @@ func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (b
 	if err := a.check(); err != nil {
 		return false, err
 	}
-	n, err := a.c.scripts.run(ctx, scriptAtomicCAS, []string{a.name},
-		strconv.FormatInt(expect, 10), update).Int64()
+	m := a.marker()
+	n, err := a.c.scripts.run(ctx, scriptAtomicCAS, []string{a.name, m},
+		strconv.FormatInt(expect, 10), update, a.c.retryWindowArg).Int64()
+	forgetCallMarker(a.c, m, err)
 	return n == 1, a.wrap(err)
 }
 
@@ -133,7 +152,10 @@ func (a *AtomicLong) GetAndDelete(ctx context.Context) (int64, error) {
 	if err := a.check(); err != nil {
 		return 0, err
 	}
-	return a.parse(a.c.scripts.run(ctx, scriptAtomicGetDel, []string{a.name}).Result())
+	m := a.marker()
+	v, err := a.c.scripts.run(ctx, scriptAtomicGetDel, []string{a.name, m}, a.c.retryWindowArg).Result()
+	forgetCallMarker(a.c, m, err)
+	return a.parse(v, err)
 }
 
 // Delete deletes the key (whatever type it holds, like Redisson) and reports

@@ -3,11 +3,13 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -175,5 +177,68 @@ func TestAtomicLongOverflowIsNotInvalidPermits(t *testing.T) {
 	_, err := a.IncrementAndGet(ctx)
 	if err == nil || errors.Is(err, ErrInvalidPermits) {
 		t.Fatalf("IncrementAndGet past MaxInt64 = %v; want an overflow error that is not ErrInvalidPermits", err)
+	}
+}
+
+// go-redis resends a call whose reply was lost (the proxy drops the reply
+// after Redis ran the call). Every changing call of an AtomicLong must take
+// effect once all the same, report its first result, and leave the value a
+// decimal string at the name.
+func TestAtomicLongExactlyOnceAcrossLostReplies(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	direct := srv.Client(t)
+	viaProxy := redis.NewClient(&redis.Options{Addr: proxy.Addr(), PoolSize: 1, MaxRetries: 3})
+	t.Cleanup(func() { viaProxy.Close() })
+	c := newClient(t, viaProxy, nil)
+	ctx := testCtx(t, 30*time.Second)
+	warm := c.GetAtomicLong("warm") // load the scripts: a NOSCRIPT reply is no lost reply
+	warm.IncrementAndGet(ctx)
+	warm.CompareAndSet(ctx, 1, 2)
+	warm.GetAndSet(ctx, 3)
+	warm.GetAndDelete(ctx)
+
+	a := c.GetAtomicLong(uniqueName(t, direct))
+	reports := func(want int64) func(int64, error) error {
+		return func(got int64, err error) error {
+			if err == nil && got != want {
+				err = fmt.Errorf("reported %d; want %d", got, want)
+			}
+			return err
+		}
+	}
+	steps := []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"IncrementAndGet", func() error { return reports(1)(a.IncrementAndGet(ctx)) }, "1"},
+		{"AddAndGet(5)", func() error { return reports(6)(a.AddAndGet(ctx, 5)) }, "6"},
+		{"GetAndAdd(2)", func() error { return reports(6)(a.GetAndAdd(ctx, 2)) }, "8"},
+		{"DecrementAndGet", func() error { return reports(7)(a.DecrementAndGet(ctx)) }, "7"},
+		{"AddAndGet(2^60)", func() error { return reports(1<<60 + 7)(a.AddAndGet(ctx, 1<<60)) }, "1152921504606846983"},
+		{"AddAndGet(-2^60)", func() error { return reports(7)(a.AddAndGet(ctx, -1<<60)) }, "7"},
+		{"CompareAndSet(7, 10)", func() error {
+			ok, err := a.CompareAndSet(ctx, 7, 10)
+			if err == nil && !ok {
+				err = errors.New("reported false; want true")
+			}
+			return err
+		}, "10"},
+		{"GetAndSet(3)", func() error { return reports(10)(a.GetAndSet(ctx, 3)) }, "3"},
+		{"GetAndDelete", func() error { return reports(3)(a.GetAndDelete(ctx)) }, ""},
+	}
+	for _, st := range steps {
+		dropped := proxy.Dropped()
+		proxy.DropNextReply()
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if proxy.Dropped() != dropped+1 {
+			t.Fatalf("%s: no reply was dropped", st.name)
+		}
+		if got := direct.Get(ctx, a.Name()).Val(); got != st.want {
+			t.Fatalf("%s with a lost reply left %q; want %q", st.name, got, st.want)
+		}
 	}
 }

@@ -27,6 +27,7 @@ type Client struct {
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	closed   atomic.Bool
+	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 }
@@ -54,8 +55,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		scripts:        s,
 		topo:           topo,
 		pubsub:         newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
-		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize),
+		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
 		janitor:        newJanitor(rdb, topo, time.Second),
+		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
 }
@@ -68,8 +70,11 @@ func (c *Client) ID() string { return c.id }
 func (c *Client) Options() Options { return c.opts }
 
 // Close stops the watchdog and the pub/sub service and waits for their
-// goroutines. Locks held through this client are no longer renewed (their
-// handles report ErrClientClosed) and expire with their lease; waiters return
+// goroutines; a renewal in flight on a server that does not answer is waited
+// for at most CleanupTimeout, then abandoned. Every hold of a lock taken
+// through this client ends (its handle's Done closes and Err reports
+// ErrClientClosed, with a watchdog lease or an explicit one); the locks
+// are no longer renewed and expire in Redis with their lease; waiters return
 // ErrClientClosed. Every later call on an object of this client returns
 // ErrClientClosed. Close does not close the go-redis client and is safe to
 // call more than once.
@@ -77,6 +82,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	close(c.closing)
 	c.watchdog.close()
 	c.pubsub.close()
 	c.janitor.close()

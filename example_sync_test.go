@@ -47,6 +47,38 @@ func ExampleClient_GetSemaphore() {
 	// done, permits left: 3
 }
 
+// Every instance of a service calls TrySetPermits at start-up with the
+// pool's size: the first sets it, the others find it set and leave it
+// alone, even once permits are in use. Without it the semaphore has 0
+// permits and Acquire would wait for ever.
+func ExampleSemaphore_TrySetPermits() {
+	rdb, stop := newRedis()
+	defer stop()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	startInstance := func() *redisson.Semaphore {
+		pool := client.GetSemaphore("report-workers")
+		if _, err := pool.TrySetPermits(ctx, 4); err != nil {
+			panic(err)
+		}
+		return pool
+	}
+	first := startInstance()
+	if err := first.Acquire(ctx, 1); err != nil {
+		panic(err)
+	}
+	startInstance() // a second instance starts while a permit is in use
+	free, _ := first.AvailablePermits(ctx)
+	fmt.Println("permits left:", free)
+	// Output:
+	// permits left: 3
+}
+
 // TryAcquire with no wait makes a single attempt: a caller that finds the
 // pool exhausted can shed the request instead of queueing.
 func ExampleSemaphore_TryAcquire() {

@@ -33,10 +33,15 @@ type FixedWindowLimiter struct {
 
 const fixedWindowKind = "fixed window limiter"
 
+// maxExactCount is the largest limit a fixed window counts exactly: its
+// script compares counts in Lua's numbers, doubles, exact to 2^53.
+const maxExactCount = 1<<53 - 1
+
 // GetFixedWindowLimiter returns the fixed-window limiter called name that
 // grants each identity at most limit permits per window. It does no I/O. A
-// limit below 1 or a window below 1ms makes every call return
-// ErrInvalidRate; an empty name, ErrEmptyName. Windows are counted in whole
+// limit below 1 or above 2^53-1 (what the script counts exactly), or a
+// window below 1ms, makes every call return ErrInvalidRate; an empty name,
+// ErrEmptyName. Windows are counted in whole
 // milliseconds.
 func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Duration) *FixedWindowLimiter {
 	l := &FixedWindowLimiter{
@@ -47,7 +52,7 @@ func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Dur
 		limitArg:  strconv.FormatInt(limit, 10),
 		windowArg: strconv.FormatInt(window.Milliseconds(), 10),
 	}
-	if limit < 1 || window < time.Millisecond {
+	if limit < 1 || limit > maxExactCount || window < time.Millisecond {
 		l.badConfig = objectErrorf(fixedWindowKind, name, "%w: limit %d per %v", ErrInvalidRate, limit, window)
 	}
 	return l

@@ -1,9 +1,13 @@
 package redisson
 
 import (
-	"github.com/redis/go-redis/v9"
+	"errors"
+	"math"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A fixed window grants the limit, rejects without counting, reports
@@ -82,5 +86,43 @@ func TestFixedWindowRepairsMissingTTL(t *testing.T) {
 	}
 	if ttl := rdb.PTTL(ctx, identityKey(name, "x")).Val(); ttl <= 0 || ttl > time.Minute {
 		t.Errorf("PTTL = %v; want in (0, 1m]", ttl)
+	}
+}
+
+// Counts near the largest limit the script counts exactly (2^53-1) stay
+// exact integers, stored as decimal digits; a larger limit is refused with
+// ErrInvalidRate rather than miscounted (Lua's numbers are doubles).
+func TestFixedWindowHugeLimits(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	for _, limit := range []int64{maxExactCount + 1, 1 << 62, math.MaxInt64} {
+		l := c.GetFixedWindowLimiter(limiterName(t, rdb), limit, time.Minute)
+		if d, err := l.Allow(ctx, "k", 1); !errors.Is(err, ErrInvalidRate) {
+			t.Errorf("limit %d: Allow = %+v, %v; want ErrInvalidRate", limit, d, err)
+		}
+	}
+	const limit = maxExactCount
+	name := limiterName(t, rdb)
+	l := c.GetFixedWindowLimiter(name, limit, time.Minute)
+	const big = 1e15 + 1
+	for i, want := range []int64{limit - big, limit - 2*big} {
+		d, err := l.Allow(ctx, "k", big)
+		if err != nil || !d.Allowed || d.Remaining != want {
+			t.Fatalf("Allow #%d of %d = %+v, %v; want allowed, Remaining %d", i, int64(big), d, err, want)
+		}
+	}
+	if v := rdb.Get(ctx, identityKey(name, "k")).Val(); v != strconv.FormatInt(2*big, 10) {
+		t.Fatalf("counter = %q; want %d", v, int64(2*big))
+	}
+	rest := int64(limit - 2*big)
+	if d, err := l.Allow(ctx, "k", rest+1); err != nil || d.Allowed || d.Remaining != rest {
+		t.Fatalf("Allow(%d) = %+v, %v; want rejected, Remaining %d", rest+1, d, err, rest)
+	}
+	if d, err := l.Allow(ctx, "k", rest); err != nil || !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("Allow(%d) = %+v, %v; want allowed, Remaining 0", rest, d, err)
+	}
+	if d, err := l.Allow(ctx, "k", 1); err != nil || d.Allowed {
+		t.Fatalf("Allow(1) on a full window = %+v, %v; want rejected", d, err)
 	}
 }

@@ -90,7 +90,11 @@ func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
 }
 
 // TrySetPermits sets the number of available permits to n if it was never
-// set, and reports whether it did so; a set count is left alone. It returns
+// set (or the semaphore was deleted), and reports whether it did so; a set
+// count is left alone. It is the set-up call safe to make from every
+// instance at start-up: of concurrent calls exactly one sets the permits (a
+// semaphore never set up has 0 permits, and Acquire waits until some are
+// added). It returns
 // ErrInvalidPermits for n < 0, ErrWrongType when the key holds another
 // Redis type, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error. A call resent by go-redis after a lost reply reports its first
@@ -254,11 +258,11 @@ func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease t
 	try := func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
 		return s.acquire(ctx, id, ms)
 	}
-	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait}
+	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: time.Now()}
 	if !s.c.pubsub.listening(s.channel) {
 		// Nobody here waits on this semaphore: a plain first try, without
 		// a subscription.
-		ok, retry, err := try(ctx, waiting{})
+		ok, retry, err := boundTry(waitEnd(spec.start, wait), try)(ctx, waiting{})
 		if err != nil || ok || wait == 0 {
 			return permitHex(id, ok), ok, err
 		}

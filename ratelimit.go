@@ -275,7 +275,8 @@ func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (bool, error) {
 // soon as the permits cannot come within wait (without sleeping out the
 // rest of it), and ctx.Err() (wrapped) when ctx ends first. wait == 0 makes
 // a single try. It returns ErrNegativeDuration for wait < 0, and the errors
-// of TryAcquire.
+// of TryAcquire; Client.Close wakes it, and it returns ErrClientClosed at
+// once without taking permits.
 func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Duration) (bool, error) {
 	if err := r.check(n); err != nil {
 		return false, err
@@ -290,7 +291,8 @@ func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Dur
 // Acquire takes n permits, sleeping between tries until enough logged
 // permits leave the window, as TryAcquireWait does, until it gets them or
 // ctx ends. It returns ctx.Err() (wrapped) when ctx ends first, with no
-// permit of this call taken, and the errors of TryAcquire.
+// permit of this call taken, and the errors of TryAcquire; Client.Close
+// wakes it, and it returns ErrClientClosed at once without taking permits.
 func (r *RateLimiter) Acquire(ctx context.Context, n int64) error {
 	if err := r.check(n); err != nil {
 		return err
@@ -324,7 +326,12 @@ func (r *RateLimiter) acquire(ctx context.Context, n int64, deadline time.Time) 
 		select {
 		case <-ctx.Done():
 			return grant{}, objectErrorf(rateKind, r.name, "%w", ctx.Err())
+		case <-r.c.closing:
+			return grant{}, ErrClientClosed
 		case <-timer.C:
+		}
+		if r.c.closed.Load() {
+			return grant{}, ErrClientClosed
 		}
 	}
 }

@@ -625,3 +625,43 @@ func TestRateLimiterCluster(t *testing.T) {
 		t.Fatalf("name with an incomplete hash tag: %v; want ErrInvalidName", err)
 	}
 }
+
+// Close wakes Acquire and TryAcquireWait sleeping until the window has
+// room: they return ErrClientClosed at once and take no permit.
+func TestRateLimiterWaitEndsOnClose(t *testing.T) {
+	rdb := sharedRedis(t)
+	c, err := New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t, 30*time.Second)
+	r := c.GetRateLimiter(rateName(t, rdb))
+	mustSetRate(t, ctx, r, Overall, 1, 3*time.Second)
+	mustTryAcquireRate(t, ctx, r, 1, true)
+	errs := make(chan error, 2)
+	go func() { errs <- r.Acquire(ctx, 1) }()
+	go func() {
+		ok, err := r.TryAcquireWait(ctx, 1, 10*time.Second)
+		if ok {
+			err = errors.New("TryAcquireWait took a permit")
+		}
+		errs <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // both are asleep
+	start := time.Now()
+	c.Close()
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrClientClosed) {
+			t.Errorf("waiting call after Close = %v; want ErrClientClosed", err)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("waiting calls returned %v after Close; want at once", took)
+	}
+	time.Sleep(3 * time.Second) // the window has room again: no late grant
+	n, err := newClient(t, rdb, nil).GetRateLimiter(r.Name()).AvailablePermits(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("available permits once the window passed = %d, %v; want 1 (no grant after Close)", n, err)
+	}
+}

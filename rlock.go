@@ -166,11 +166,13 @@ func joinErrs(a, b error) error {
 // waitSpec); got, when not nil, is set to the hold acquired. A fair waiter,
 // which waits on a channel of its own, also makes the plain first try.
 func (l *Lock) take(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
-	recheck, retry := false, time.Duration(0)
+	recheck, retry, start := false, time.Duration(0), time.Now()
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
-		ok, r, err := l.acquire(ctx, lease, wait, waiting{}, got)
+		tctx, cancel := tryContext(ctx, waitEnd(start, wait))
+		ok, r, err := l.acquire(tctx, lease, wait, waiting{}, got)
+		cancel()
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
@@ -180,7 +182,7 @@ func (l *Lock) take(ctx context.Context, wait, lease time.Duration, got **hold) 
 	// owner (a fair waiter's channel and queue entry are its owner's).
 	spec := l.ident().wait
 	spec.what, spec.name, spec.wait = l.kind.what, l.name, wait
-	spec.recheck, spec.retry = recheck, retry
+	spec.recheck, spec.retry, spec.start = recheck, retry, start
 	return l.c.await(ctx, spec,
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, wait, w, got)

@@ -137,13 +137,18 @@ func (l *Lock) stopTracking(h *hold) {
 }
 
 // endAt makes h end with ErrLeaseLost at deadline (its lease, as known
-// here), for a hold nobody renews.
+// here), for a hold nobody renews, and registers it with the watchdog so that
+// Client.Close ends it.
 func (l *Lock) endAt(h *hold, deadline time.Time) {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
 	h.deadline = deadline
-	h.timer = time.AfterFunc(time.Until(deadline), func() { h.end(ErrLeaseLost) })
+	w := l.c.watchdog
+	h.timer = time.AfterFunc(time.Until(deadline), func() { w.remove(h); h.end(ErrLeaseLost) })
+	if !w.keep(h) { // Close ends every live hold; after it, this one at once
+		h.end(ErrClientClosed)
+	}
 }
 
 // acquire runs the acquire script once. It reports whether the owner holds

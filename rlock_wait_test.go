@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +163,46 @@ func TestLockWaiterHearsReentryShortenLease(t *testing.T) {
 		t.Errorf("channel messages %v; want a lease-change message -1-ms with ms <= %d", spy(), short.Milliseconds())
 	}
 	unlockN(t, ctx, w, 1)
+}
+
+// With Redis going down during a wait (go-redis's default retries and
+// dials, about 1.8s a command against a refused port), TryLock and
+// Semaphore.TryAcquire return by the end of their wait plus the undo of
+// the try cut off (one command), with an error naming the object.
+func TestTryWithWaitRespectsWaitWhenRedisGoesDown(t *testing.T) {
+	const wait = 2 * time.Second
+	const undo = 2500 * time.Millisecond // one command with go-redis's retries, and margin
+	for _, what := range []string{"lock", "semaphore"} {
+		t.Run(what, func(t *testing.T) {
+			srv := redistest.Start(t)
+			c := newClient(t, srv.Client(t), nil)
+			other := newClient(t, srv.Client(t), nil)
+			ctx := testCtx(t, 30*time.Second)
+			name := "outage:" + what
+			var try func() (bool, error)
+			switch what {
+			case "lock":
+				mustTryLock(t, ctx, other.GetLock(name), 0, time.Minute)
+				l := c.GetLock(name)
+				try = func() (bool, error) { return l.TryLock(ctx, wait, 0) }
+			case "semaphore":
+				s := c.GetSemaphore(name)
+				try = func() (bool, error) { return s.TryAcquire(ctx, 1, wait) }
+			}
+			go func() { time.Sleep(300 * time.Millisecond); srv.Stop() }()
+			start := time.Now()
+			ok, err := try()
+			took := time.Since(start)
+			t.Logf("%v, %v after %v", ok, err, took)
+			if ok {
+				t.Fatal("took the object")
+			}
+			if took > wait+undo {
+				t.Errorf("returned after %v; want by the wait (%v) plus one command", took, wait)
+			}
+			if err != nil && !strings.Contains(err.Error(), `"`+name+`"`) {
+				t.Errorf("error %q does not name the %s", err, what)
+			}
+		})
+	}
 }

@@ -75,6 +75,7 @@ var (
 	scriptBloomCount    = mustScript("bloom_count")
 
 	// AtomicLong (atomiclong.go) and Bucket (bucket.go).
+	scriptAtomicAdd    = mustScript("atomic_add")
 	scriptAtomicSet    = mustScript("atomic_set")
 	scriptAtomicCAS    = mustScript("atomic_compare_and_set")
 	scriptAtomicGetDel = mustScript("atomic_get_and_delete")

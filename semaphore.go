@@ -30,6 +30,12 @@ var (
 // lease: a holder that never releases keeps them (PermitExpirableSemaphore
 // is the object for holders that may vanish).
 //
+// Setting up. A semaphore never set up has 0 permits, and Acquire waits
+// until permits are added. Call TrySetPermits(ctx, n) at start-up from
+// every instance: the first call sets n permits, every other call (later,
+// concurrent, or resent by go-redis) leaves the count alone, so the pool is
+// sized once however many instances start.
+//
 // Fairness. A release message wakes, in every client, as many local
 // waiters as it says permits are available, in arrival order. Across
 // clients, the waiter of this library that started waiting first holds a
@@ -102,8 +108,12 @@ func (s *Semaphore) wrap(err error) error { return intKeyErr(semKind, s.name, er
 func (s *Semaphore) marker() string { return s.callPre + s.c.newRequest() }
 
 // TrySetPermits sets the number of available permits to n if the semaphore
-// does not exist, publishes it, and reports whether it did so; an existing
-// semaphore is left alone. It returns ErrInvalidPermits for n < 0;
+// does not exist (it was never set up, or was deleted), publishes it, and
+// reports whether it did so; an existing semaphore is left alone, whatever
+// its count. It is the set-up call safe to make from every instance at
+// start-up: one atomic script, so of concurrent calls exactly one sets the
+// permits, and a call resent by go-redis after a lost reply reports its
+// first result. It returns ErrInvalidPermits for n < 0;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
@@ -201,7 +211,8 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // (wrapped) when ctx ends first, leaving no permit taken, no reservation and
 // no subscription behind; ErrInvalidPermits for n < 0; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-// See Semaphore for the order in which waiters are served.
+// See Semaphore for the order in which waiters are served; a semaphore never
+// set up (see TrySetPermits) has 0 permits.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 	if err := s.check(n); err != nil || n == 0 {
 		return err
@@ -239,7 +250,10 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 	a.keys = []string{s.name, s.resKey, s.callPre + req, s.channel}
 	if wait == 0 || !s.c.pubsub.listening(s.channel) {
 		// A plain first try, with no subscription.
-		if ok, err := a.try(ctx, -1); err != nil || ok || wait == 0 {
+		tctx, cancel := tryContext(ctx, waitEnd(a.start, wait))
+		ok, err := a.try(tctx, -1)
+		cancel()
+		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
 	}
@@ -249,7 +263,7 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 	// local waiters without trying, does not suit a semaphore: a newcomer
 	// may need fewer permits than are free.)
 	ok, err := s.c.await(ctx, waitSpec{
-		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait,
+		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: a.start,
 		recheck: true, retry: syncRecheck,
 	},
 		func(ctx context.Context, w waiting) (bool, time.Duration, error) {

@@ -984,3 +984,57 @@ func semPct(ds []time.Duration, p float64) time.Duration {
 }
 
 func semMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// TrySetPermits is the start-up call of every instance: of many concurrent
+// calls from several clients exactly one sets the permits, and a later call
+// leaves a count in use alone. The same for PermitExpirableSemaphore.
+func TestSemaphoreTrySetPermitsAtStartUp(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	clients := []*Client{newClient(t, rdb, nil), newClient(t, rdb, nil), newClient(t, rdb, nil)}
+	name, pname := semLatchName(t, rdb), semLatchName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), pname, suffixName(pname, "timeout")) })
+	var mu sync.Mutex
+	set, pset := 0, 0
+	var wg sync.WaitGroup
+	for i := range 12 {
+		c := clients[i%len(clients)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := c.GetSemaphore(name).TrySetPermits(ctx, 5)
+			pok, perr := c.GetPermitExpirableSemaphore(pname).TrySetPermits(ctx, 5)
+			if err != nil || perr != nil {
+				t.Errorf("TrySetPermits: %v, %v", err, perr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				set++
+			}
+			if pok {
+				pset++
+			}
+		}()
+	}
+	wg.Wait()
+	if set != 1 || pset != 1 {
+		t.Fatalf("concurrent TrySetPermits set the permits %d and %d times; want once each", set, pset)
+	}
+	s := clients[0].GetSemaphore(name)
+	semMust(t, s.Acquire(ctx, 2))
+	ps := clients[1].GetPermitExpirableSemaphore(pname)
+	if _, err := ps.Acquire(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := clients[2].GetSemaphore(name).TrySetPermits(ctx, 5); ok || err != nil {
+		t.Fatalf("TrySetPermits on a semaphore in use = %v, %v; want false", ok, err)
+	}
+	if ok, err := clients[2].GetPermitExpirableSemaphore(pname).TrySetPermits(ctx, 5); ok || err != nil {
+		t.Fatalf("TrySetPermits on a permit semaphore in use = %v, %v; want false", ok, err)
+	}
+	semAvail(t, ctx, s, 3)
+	if n, err := ps.AvailablePermits(ctx); n != 4 || err != nil {
+		t.Fatalf("permit semaphore available = %d, %v; want 4", n, err)
+	}
+}

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -20,6 +21,7 @@ type waitSpec struct {
 	plain   bool          // channel is plain whatever the pub/sub mode (see objectChannel)
 	policy  wakePolicy    // which messages on channel wake a waiter
 	wait    time.Duration // how long to wait: < 0 until ctx ends
+	start   time.Time     // when the caller's wait began; zero: when await starts
 
 	// recheck: the caller's own try has failed already (or, for a
 	// semaphore whose client listens to its channel, is worth making only
@@ -58,7 +60,16 @@ type waitSpec struct {
 // subscription (its own one with s.own), for a message that s.policy counts
 // as a wake-up, for at most the time try reported, so that a lost message
 // only delays.
+//
+// Every try is bounded by the end of the wait (see tryContext), so that a
+// server that does not answer ends the call by the end of its wait plus
+// the undo of the try cut off (one command, within CleanupTimeout).
 func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, err error) {
+	if s.start.IsZero() {
+		s.start = time.Now()
+	}
+	deadline := waitEnd(s.start, s.wait)
+	try = boundTry(deadline, try)
 	// Join the channel first if this client already listens to it: no I/O,
 	// and a wake-up sent after the first try is then kept for this waiter.
 	// When local waiters are already queued the object is taken: queue
@@ -114,10 +125,6 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		}
 		tried = true
 	}
-	var deadline time.Time
-	if s.wait > 0 {
-		deadline = time.Now().Add(s.wait)
-	}
 	// bound limits a wait by retry (or the beat) and by the caller's wait;
 	// it reports false once the caller's wait ran out.
 	bound := func(retry time.Duration) (time.Duration, bool) {
@@ -140,7 +147,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 	if sub == nil {
 		var fresh *subscription
 		if fresh, err = c.pubsub.subscribe(ctx, objectChannel{name: s.channel, plain: s.plain}, s.policy); err != nil {
-			return false, err
+			return false, c.waitErr(s.what, s.name, err)
 		}
 		sub = fresh
 		defer fresh.close()
@@ -181,6 +188,51 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 			return ok, err
 		}
 		tried = true
+	}
+}
+
+// tryFloor is the least time a try within a wait is given, however little
+// of the wait is left, so that a try at the end of a wait on a server that
+// answers is not cut off.
+const tryFloor = 250 * time.Millisecond
+
+// tryContext bounds ctx, for one try, by the end of a wait (deadline; zero:
+// no bound), but to no less than tryFloor from now: go-redis's retries and
+// dials on a server that does not answer then end with the wait.
+func tryContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return ctx, noCancel
+	}
+	if floor := time.Now().Add(tryFloor); deadline.Before(floor) {
+		deadline = floor
+	}
+	return context.WithDeadline(ctx, deadline)
+}
+
+// waitEnd returns when a wait that began at start runs out; zero for a
+// wait that does not (wait < 0) or makes one try (wait == 0).
+func waitEnd(start time.Time, wait time.Duration) time.Time {
+	if wait <= 0 {
+		return time.Time{}
+	}
+	return start.Add(wait)
+}
+
+func noCancel() {}
+
+// boundTry runs try under tryContext.
+func boundTry(deadline time.Time, try attempt) attempt {
+	if deadline.IsZero() {
+		return try
+	}
+	return func(ctx context.Context, w waiting) (bool, time.Duration, error) {
+		tctx, cancel := tryContext(ctx, deadline)
+		defer cancel()
+		ok, retry, err := try(tctx, w)
+		if err != nil && tctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (the wait ran out before Redis answered)", err)
+		}
+		return ok, retry, err
 	}
 }
 

@@ -76,9 +76,13 @@ type watchdog struct {
 	topo    topology
 	timeout time.Duration
 	batch   int
+	cleanup time.Duration // how long close waits for a pass in flight
 
-	mu      sync.Mutex
-	holds   map[*hold]struct{}
+	mu    sync.Mutex
+	holds map[*hold]struct{} // watched: renewed by the loop
+	// live is every hold of the client that has not ended: the watched
+	// ones and those a lease timer ends (see keep). close ends them all.
+	live    map[*hold]struct{}
 	stale   []*hold // ended by expiry, then renewed late: to drop from Redis
 	started bool
 	closed  bool
@@ -90,13 +94,15 @@ type watchdog struct {
 	lastCalls int
 }
 
-func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int) *watchdog {
+func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int, cleanup time.Duration) *watchdog {
 	return &watchdog{
 		scripts: s,
 		topo:    topo,
 		timeout: timeout,
 		batch:   batch,
+		cleanup: cleanup,
 		holds:   make(map[*hold]struct{}),
+		live:    make(map[*hold]struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -112,6 +118,7 @@ func (w *watchdog) add(h *hold, expires time.Time) bool {
 	}
 	h.expires = expires
 	w.holds[h] = struct{}{}
+	w.live[h] = struct{}{}
 	if !w.started {
 		w.started = true
 		go w.loop()
@@ -128,15 +135,29 @@ func (w *watchdog) extend(h *hold, expires time.Time) {
 	w.mu.Unlock()
 }
 
-// remove stops renewing h.
+// keep registers h, a hold nobody renews (a lease timer ends it), so that
+// close ends it. It reports false after close.
+func (w *watchdog) keep(h *hold) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.live[h] = struct{}{}
+	return true
+}
+
+// remove stops renewing h and forgets it: the hold has ended.
 func (w *watchdog) remove(h *hold) {
 	w.mu.Lock()
 	delete(w.holds, h)
+	delete(w.live, h)
 	w.mu.Unlock()
 }
 
-// forget stops renewing h and returns its lease deadline as known here.
-// Unlock calls it before its release script runs.
+// forget stops renewing h and returns its lease deadline as known here;
+// h stays live until remove, so that close still ends it. Unlock calls it
+// before its release script runs.
 func (w *watchdog) forget(h *hold) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -160,17 +181,16 @@ func (w *watchdog) loop() {
 	deadline := time.NewTimer(period)
 	defer deadline.Stop()
 	var inFlight chan *pass // nil when no pass is running
-	missed := false         // a tick came while a pass was running
+	var cancelPass context.CancelFunc
+	missed := false // a tick came while a pass was running
 	for {
 		select {
 		case <-w.stop:
-			if inFlight != nil {
-				<-inFlight
-			}
+			w.abandon(inFlight, cancelPass)
 			return
 		case <-tick.C:
 			if inFlight == nil {
-				inFlight = w.startPass(period)
+				inFlight, cancelPass = w.startPass(period)
 			} else {
 				missed = true
 			}
@@ -182,7 +202,7 @@ func (w *watchdog) loop() {
 				// than up to a period later, or the gap between two
 				// renewals would exceed the lease.
 				missed = false
-				inFlight = w.startPass(period)
+				inFlight, cancelPass = w.startPass(period)
 			}
 		case <-deadline.C:
 		}
@@ -191,8 +211,9 @@ func (w *watchdog) loop() {
 }
 
 // startPass snapshots the holds and renews them in a goroutine whose result
-// arrives on the returned channel; nil when there is nothing to send.
-func (w *watchdog) startPass(period time.Duration) chan *pass {
+// arrives on the returned channel; nil when there is nothing to send. The
+// function returned cancels the pass.
+func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFunc) {
 	w.mu.Lock()
 	holds := make([]*hold, 0, len(w.holds))
 	var earliest time.Time
@@ -206,7 +227,7 @@ func (w *watchdog) startPass(period time.Duration) chan *pass {
 	w.stale = nil
 	w.mu.Unlock()
 	if len(holds) == 0 && len(stale) == 0 {
-		return nil
+		return nil, nil
 	}
 	// One call renews holds of one script and one slot.
 	sort.Slice(holds, func(i, j int) bool {
@@ -237,24 +258,42 @@ func (w *watchdog) startPass(period time.Duration) chan *pass {
 		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
 		p.owners = append(p.owners, nil)
 	}
-	out := make(chan *pass, 1)
+	out := make(chan *pass, 1) // never blocks the pass, even once abandoned
 	// A pass may take longer than a period (100,000 leases on a slow
 	// machine): cutting it off at the period would throw away renewals
 	// Redis has made and send them all again, pass after pass, until the
 	// leases ran out. It may run until the first of its leases would be
 	// lost anyway; meanwhile ticks start no other pass.
 	limit := max(period, time.Until(earliest))
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	go func() {
 		// go-redis may not enforce this deadline on a stuck connection;
 		// expireOverdue does not wait for the pass.
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		p.sent = time.Now()
 		_ = w.scripts.runPipelined(ctx, p.calls)
 		p.took = time.Since(p.sent)
 		out <- p
 	}()
-	return out
+	return out, cancel
+}
+
+// abandon cancels the pass in flight, if any, and waits for it for at most
+// the cleanup timeout: a pass stuck on a server that does not answer must
+// not hold up Close. go-redis does not interrupt a read on cancellation, so
+// an abandoned pass's goroutine ends by its connection's read deadline (at
+// most the pass's limit); its result is dropped in its buffered channel.
+func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
+	if inFlight == nil {
+		return
+	}
+	cancel()
+	t := time.NewTimer(w.cleanup)
+	defer t.Stop()
+	select {
+	case <-inFlight:
+	case <-t.C:
+	}
 }
 
 // apply records a finished pass: renewed holds get a new deadline; holds
@@ -284,6 +323,7 @@ func (w *watchdog) apply(p *pass) {
 				h.expires = p.sent.Add(w.timeout - lossMargin(w.timeout))
 			} else {
 				delete(w.holds, h)
+				delete(w.live, h)
 				lost = append(lost, h)
 			}
 		}
@@ -318,6 +358,7 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 		if left := h.expires.Sub(now); left <= 0 {
 			h.expired = true
 			delete(w.holds, h)
+			delete(w.live, h)
 			lost = append(lost, h)
 		} else if left < next {
 			next = left
@@ -330,8 +371,9 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 	return next
 }
 
-// close stops the loop, waits for it, and ends every hold it kept with
-// ErrClientClosed: nothing renews them any more.
+// close stops the loop, waits for it, and ends every live hold with
+// ErrClientClosed, watched or not: nothing renews them any more, and the
+// client can no longer release them.
 func (w *watchdog) close() {
 	w.mu.Lock()
 	if w.closed {
@@ -340,8 +382,9 @@ func (w *watchdog) close() {
 	}
 	w.closed = true
 	started := w.started
-	holds := w.holds
+	holds := w.live // watched holds are live too
 	w.holds = make(map[*hold]struct{})
+	w.live = make(map[*hold]struct{})
 	w.mu.Unlock()
 	close(w.stop)
 	if started {

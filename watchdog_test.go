@@ -1,6 +1,8 @@
 package redisson
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -39,5 +41,92 @@ func TestWatchdogSlowRenewalPassKeepsLeases(t *testing.T) {
 		if err := l.Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Close ends every hold of the client with ErrClientClosed, those with an
+// explicit lease (ended by a timer, not renewed) as well as watched ones,
+// for every kind of lock.
+func TestCloseEndsHoldsWithExplicitLease(t *testing.T) {
+	rdb := sharedRedis(t)
+	c, err := New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t, 30*time.Second)
+	rw := c.GetReadWriteLock(uniqueName(t, rdb))
+	rw2 := c.GetReadWriteLock(uniqueName(t, rdb))
+	locks := map[string]*Lock{
+		"lock":       c.GetLock(uniqueName(t, rdb)),
+		"fair":       c.GetFairLock(uniqueName(t, rdb)),
+		"read":       rw.ReadLock(),
+		"write":      rw2.WriteLock(),
+		"watchdog":   c.GetLock(uniqueName(t, rdb)),
+		"re-entered": c.GetLock(uniqueName(t, rdb)),
+	}
+	ctxs := map[string]context.Context{}
+	for what, l := range locks {
+		lease := time.Minute
+		if what == "watchdog" {
+			lease = 0
+		}
+		mustTryLock(t, ctx, l, 0, lease)
+		if what == "re-entered" {
+			mustTryLock(t, ctx, l, 0, 2*time.Minute)
+		}
+		lctx, cancel := l.Context(ctx)
+		t.Cleanup(cancel)
+		ctxs[what] = lctx
+	}
+	c.Close()
+	timeout := time.After(5 * time.Second)
+	for what, l := range locks {
+		select {
+		case <-l.Done():
+		case <-timeout:
+			t.Errorf("%s: Done not closed 5s after Close", what)
+			continue
+		}
+		if err := l.Err(); !errors.Is(err, ErrClientClosed) {
+			t.Errorf("%s: Err after Close = %v; want ErrClientClosed", what, err)
+		}
+		select {
+		case <-ctxs[what].Done():
+			if cause := context.Cause(ctxs[what]); !errors.Is(cause, ErrClientClosed) {
+				t.Errorf("%s: lock context cause = %v; want ErrClientClosed", what, cause)
+			}
+		case <-timeout:
+			t.Errorf("%s: lock context not cancelled 5s after Close", what)
+		}
+	}
+}
+
+// Close returns within CleanupTimeout when a renewal pass is stuck on a
+// server that does not answer, rather than waiting for the pass's own
+// deadline (up to the lease).
+func TestCloseBoundedWhileRenewalPassStuck(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, err := New(rdb, &Options{WatchdogTimeout: 6 * time.Second, CleanupTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testCtx(t, 30*time.Second)
+	l := c.GetLock(uniqueName(t, srv.Client(t)))
+	mustTryLock(t, ctx, l, 0, 0)
+	srv.Pause()
+	t.Cleanup(srv.Resume)
+	time.Sleep(2300 * time.Millisecond) // the pass at 2s is stuck now
+	start := time.Now()
+	c.Close()
+	took := time.Since(start)
+	t.Logf("Close took %v", took)
+	if took > 1500*time.Millisecond {
+		t.Errorf("Close took %v with a stuck renewal pass; want about CleanupTimeout (200ms)", took)
+	}
+	if err := l.Err(); !errors.Is(err, ErrClientClosed) {
+		t.Errorf("Err after Close = %v; want ErrClientClosed", err)
 	}
 }

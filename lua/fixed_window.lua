@@ -5,7 +5,8 @@
 --
 -- KEYS[1]  identity counter: string, permits granted in the current window,
 --          expiring when the window ends
--- ARGV[1]  limit: permits per window
+-- ARGV[1]  limit: permits per window, at most 2^53-1 so that every count
+--          here is exact in Lua's numbers (doubles)
 -- ARGV[2]  window in ms
 -- ARGV[3]  permits asked for (1 <= n <= limit)
 --
@@ -38,12 +39,14 @@ if cur then
     end
 end
 
-if used + n > limit then
+if n > limit - used then
     return {0, limit - used, (ttl + 1) * 1000, ttl * 1000}
 end
+-- ARGV[3], not n: Redis would write a Lua number of 1e17 or more as
+-- '1e+17', which is no count.
 if cur then
-    redis.call('incrby', KEYS[1], n)
+    redis.call('incrby', KEYS[1], ARGV[3])
 else
-    redis.call('set', KEYS[1], n, 'px', window)
+    redis.call('set', KEYS[1], ARGV[3], 'px', window)
 end
 return {1, limit - used - n, 0, ttl * 1000}
