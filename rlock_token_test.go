@@ -206,7 +206,7 @@ func TestLockFamilyKeysAllExpire(t *testing.T) {
 		if err := h.Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
-		mustTryLock(t, ctx, h, 0, 20*time.Second) // re-entry
+		mustTryLock(t, holdCtx(t, ctx, h), h, 0, 20*time.Second) // re-entry
 		check(name + " locked")
 		waiter := get(name)
 		w := async(func() error {
@@ -250,7 +250,7 @@ func TestLockFamilyKeysAllExpire(t *testing.T) {
 	if err := wl.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mustTryLock(t, ctx, rw3.ReadLock(), 0, 0) // a writer may read
+	mustTryLock(t, holdCtx(t, ctx, wl), rw3.ReadLock(), 0, 0) // a writer may read, through its hold
 	cancelled(rw1.ReadLock())
 	check("write locked, reader cancelled")
 	unlock(wl) // downgrade

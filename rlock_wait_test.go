@@ -149,7 +149,7 @@ func TestLockWaiterHearsReentryShortenLease(t *testing.T) {
 	eventually(t, 10*time.Second, "waiter subscribed", func() bool { return b.pubsub.listening(channel) })
 	time.Sleep(300 * time.Millisecond) // the waiter is in its 8s wait
 	const short = 1300 * time.Millisecond
-	mustTryLock(t, ctx, holder, 0, short) // and the holder goes away
+	mustTryLock(t, holdCtx(t, ctx, holder), holder, 0, short) // re-entry, and the holder goes away
 	start := time.Now()
 	await(t, done, 4*short, "waiter after the lease shrank to 1.3s")
 	t.Logf("waiter took the lock %v after the re-entry", time.Since(start))
