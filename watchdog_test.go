@@ -72,10 +72,10 @@ func TestCloseEndsHoldsWithExplicitLease(t *testing.T) {
 			lease = 0
 		}
 		mustTryLock(t, ctx, l, 0, lease)
-		if what == "re-entered" {
-			mustTryLock(t, ctx, l, 0, 2*time.Minute)
-		}
 		lctx, cancel := l.Context(ctx)
+		if what == "re-entered" {
+			mustTryLock(t, lctx, l, 0, 2*time.Minute)
+		}
 		t.Cleanup(cancel)
 		ctxs[what] = lctx
 	}
