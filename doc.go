@@ -11,20 +11,27 @@
 //	...
 //	defer client.Close()
 //
-//	lock := client.GetLock("updateOrder")
+//	lock := client.GetLock("updateOrder") // may be shared by goroutines
 //	ok, err := lock.TryLock(ctx, 100*time.Second, 10*time.Second) // wait up to 100s, hold for 10s
 //	if err != nil { ... }
 //	if ok {
 //		defer lock.Unlock(ctx)
+//		ctx, cancel := lock.Context(ctx) // cancelled on lease loss; re-entry goes through it
+//		defer cancel()
 //		...
 //	}
 //
 // # Ownership
 //
-// Go has no thread identity and this package does not fake one. Each *Lock
-// returned by GetLock is one owner, written into Redis as
-// "<client uuid>:<owner number>". Locking the same handle again re-enters the
-// lock; a second GetLock for the same name is a different owner that waits.
+// Go has no thread identity and this package does not fake one. Between
+// goroutines a *Lock behaves like a sync.Mutex: a handle kept in a struct
+// field and shared by every request lets one goroutine hold it at a time,
+// and Unlock may come from any goroutine. Every acquisition writes an owner
+// of its own into Redis, "<client uuid>:<owner number>". Re-entry is
+// explicit: a nested Lock or TryLock re-enters (hold count 2, as in
+// Redisson) only when given the context of the hold, from lock.Context or
+// Lock.Do; without it, it waits like any other owner. Read locks are
+// shared: goroutines read through one handle at once.
 //
 // # Leases, the watchdog and fencing
 //
