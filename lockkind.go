@@ -41,6 +41,11 @@ type lockKind struct {
 	// queue returns the key of the kind's queue of waiters (its length is
 	// QueueLength; ForceUnlock clears it); nil for a kind without one.
 	queue func(name string) string
+	// stackedLeases: each hold of the kind keeps a lease of its own in Redis
+	// (a read hold's timeout key) and the owner holds until the longest
+	// ends; a release drops the latest hold's lease. The handle follows the
+	// same stack, so a re-entry with a shorter lease shortens nothing.
+	stackedLeases bool
 	// untokened: the kind's holds take no fencing token (read holds), so a
 	// full release's latch is named by the owner and the hold's number
 	// rather than by the latest token.
@@ -173,17 +178,18 @@ var (
 		decode:    decodeLockState,
 	}
 	readLock = &lockKind{
-		what:      "read lock",
-		acquire:   scriptRWReadAcquire,
-		release:   scriptRWReadRelease,
-		force:     scriptRWForce,
-		forceArgs: func(pub any) []any { return []any{"read", pub, "0"} },
-		state:     scriptRWState,
-		renew:     scriptRWReadRenew,
-		identify:  readIdentity,
-		decode:    decodeRWState(false),
-		shared:    true,
-		untokened: true,
+		what:          "read lock",
+		acquire:       scriptRWReadAcquire,
+		release:       scriptRWReadRelease,
+		force:         scriptRWForce,
+		forceArgs:     func(pub any) []any { return []any{"read", pub, "0"} },
+		state:         scriptRWState,
+		renew:         scriptRWReadRenew,
+		identify:      readIdentity,
+		decode:        decodeRWState(false),
+		shared:        true,
+		stackedLeases: true,
+		untokened:     true,
 	}
 	writeLock = &lockKind{
 		what:      "write lock",

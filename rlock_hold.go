@@ -55,6 +55,7 @@ type Lock struct {
 	count   int             // hold count as last reported by Redis
 	lease   leaseArg        // lease of the latest acquisition
 	hold    *hold           // current hold, nil when count == 0
+	leases  []time.Time     // kind.stackedLeases, explicit leases: each hold's deadline, latest last
 	used    bool            // the current owner has had a hold: the next one takes a new owner
 	holdSet chan struct{}   // closed when a hold starts (for gate waiters); nil when nobody waits
 	downs   map[*hold]*Lock // read side: readers under the pair's write holds, by write hold
@@ -114,7 +115,7 @@ func (l *Lock) endHold(err error) {
 	h := l.hold
 	l.stopTracking(h)
 	h.end(err)
-	l.count, l.hold = 0, nil
+	l.count, l.hold, l.leases = 0, nil, l.leases[:0]
 	if err != ErrNotHeld && !l.fixedOwner {
 		l.newIdentity("")
 		l.used = false
@@ -245,6 +246,10 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 	case h == nil:
 		h = l.newHold()
 		l.hold, l.used = h, true
+		l.leases = l.leases[:0]
+		if l.kind.stackedLeases && !watched {
+			l.leases = append(l.leases, expires)
+		}
 		l.shown.Store(h)
 		if l.holdSet != nil {
 			close(l.holdSet)
@@ -255,7 +260,11 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 		l.c.watchdog.extend(h, expires)
 	case watched:
 		// Re-entered with a watchdog lease: the watchdog takes over.
+		l.leases = l.leases[:0]
 		l.track(ctx, h, true, expires)
+	case l.kind.stackedLeases:
+		l.leases = append(l.leases, expires)
+		l.endAt(h, latest(l.leases))
 	default:
 		l.endAt(h, expires) // the new lease replaces the old one, shorter or not
 	}
@@ -412,6 +421,12 @@ func (l *Lock) unlock(ctx context.Context) error {
 		l.endHold(ErrNotHeld)
 	default:
 		l.count = int(n)
+		if l.kind.stackedLeases && !h.watched && len(l.leases) > 1 {
+			// Redis dropped the latest hold's lease: the owner holds until
+			// the longest of the others ends.
+			l.leases = l.leases[:min(len(l.leases)-1, l.count)]
+			l.endAt(h, latest(l.leases))
+		}
 	}
 	return nil
 }
@@ -455,4 +470,15 @@ func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
 	h.watched = false
 	l.track(ctx, h, watched, expires)
 	return nil
+}
+
+// latest returns the latest of deadlines (not empty).
+func latest(deadlines []time.Time) time.Time {
+	d := deadlines[0]
+	for _, t := range deadlines[1:] {
+		if t.After(d) {
+			d = t
+		}
+	}
+	return d
 }

@@ -452,3 +452,58 @@ func TestRWWriterHearsReadLeaseShrink(t *testing.T) {
 	t.Logf("writer took the lock %v after the long read unlock", time.Since(start))
 	unlockN(t, ctx, w, 1)
 }
+
+// Each read hold keeps its own lease in Redis, and the owner holds until
+// the longest ends; a release drops the latest hold's lease. The handle
+// follows the same stack: a re-entry with a shorter lease does not make it
+// report a loss while Redis still counts the longer hold (writers refused),
+// and a release that leaves only an expired lease ends the hold on both.
+func TestReadLockReentryShorterLeaseAgreesWithRedis(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+
+	name := uniqueName(t, rdb)
+	r := c.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, r, 0, 6*time.Second)
+	mustTryLock(t, ctx, r, 0, time.Second) // shorter, through the shared read handle
+	time.Sleep(1500 * time.Millisecond)    // the short lease has run out
+	if n, err := r.HoldCount(ctx); n != 2 || err != nil || r.Err() != nil {
+		t.Fatalf("after the short lease: Redis counts %d (%v), handle Err %v; want 2 holds, no loss", n, err, r.Err())
+	}
+	if ok, err := c.GetReadWriteLock(name).WriteLock().TryLock(ctx, 0, time.Second); ok || err != nil {
+		t.Fatalf("writer while the long read hold lasts: %v, %v; want false, nil", ok, err)
+	}
+	for want := 1; want >= 0; want-- {
+		if err := r.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock down to %d holds: %v", want, err)
+		}
+		if n, _ := r.HoldCount(ctx); n != want {
+			t.Fatalf("after Unlock: Redis counts %d holds; want %d", n, want)
+		}
+	}
+	if ok, err := c.GetReadWriteLock(name).WriteLock().TryLock(ctx, 0, time.Second); !ok || err != nil {
+		t.Fatalf("writer after both read holds: %v, %v; want true, nil", ok, err)
+	}
+
+	name = uniqueName(t, rdb)
+	r = c.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, r, 0, time.Second)
+	mustTryLock(t, ctx, r, 0, 6*time.Second) // longer
+	time.Sleep(1500 * time.Millisecond)
+	if r.Err() != nil {
+		t.Fatalf("while the longer lease lasts: Err %v; want nil", r.Err())
+	}
+	if err := r.Unlock(ctx); err != nil { // drops the longer one: only an expired lease is left
+		t.Fatalf("Unlock: %v", err)
+	}
+	n, _ := r.HoldCount(ctx)
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("hold not ended after its remaining lease had run out")
+	}
+	if n != 0 || !errors.Is(r.Err(), ErrLeaseLost) {
+		t.Fatalf("after the release: Redis counts %d, handle Err %v; want 0 and ErrLeaseLost", n, r.Err())
+	}
+}
