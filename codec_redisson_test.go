@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,10 +15,34 @@ import (
 	"time"
 )
 
-// recordedCodecs is the recording of a real Redisson client's codecs. It
-// sits beside the checkout (in CI too), so the tests read it rather than a
-// copy that could drift.
-const recordedCodecs = "../shared/reference/redisson-real/codecs.json"
+// recordedCodecs is the recording of a real Redisson client's codecs,
+// copied from the workplace's shared reference (sharedCodecs, beside the
+// checkout) so that a clone alone runs the suite; TestCodecRecordingCopyCurrent
+// keeps the copy identical to the reference wherever the reference exists.
+const (
+	recordedCodecs = "testdata/redisson-real/codecs.json"
+	sharedCodecs   = "../shared/reference/redisson-real/codecs.json"
+)
+
+// The copy in testdata is the shared recording, byte for byte, when the
+// shared reference sits beside the checkout.
+func TestCodecRecordingCopyCurrent(t *testing.T) {
+	shared, err := os.ReadFile(sharedCodecs)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Logf("%s is not beside this checkout: nothing to compare the copy with", sharedCodecs)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(recordedCodecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shared, copied) {
+		t.Fatalf("%s differs from %s: copy the shared recording again", recordedCodecs, sharedCodecs)
+	}
+}
 
 type javaRead struct {
 	Class    *string `json:"class"`
@@ -58,7 +83,7 @@ func loadRecording(t *testing.T) *recording {
 	b, err := os.ReadFile(recordedCodecs)
 	if err != nil {
 		abs, _ := filepath.Abs(recordedCodecs)
-		t.Fatalf("the recording of a real Redisson client's codecs must be at %s (beside the checkout, as in CI): %v", abs, err)
+		t.Fatalf("the recording of a real Redisson client's codecs must be at %s: %v", abs, err)
 	}
 	var r recording
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -22,7 +22,7 @@ import (
 // ["java.lang.Long",42]), while Integer, Short, Byte, Double, Float,
 // Boolean and String are not; a bare integer that fits an int is read back
 // by Java as an Integer, a bare float 32 as a Double. (Recorded from a real
-// Redisson client: /work/shared/reference/redisson-real/codecs.md.)
+// Redisson client: testdata/redisson-real/codecs.json.)
 //
 // So, at the top level of a value (a Bucket's value, a Map's key or value,
 // a Topic's message):
