@@ -61,7 +61,9 @@ func TestReadmeQuickStartBuildsAndRuns(t *testing.T) {
 	}
 	goCmd(dir, "mod", "init", "example.com/quickstart")
 	goCmd(dir, "mod", "edit", "-replace", "github.com/goredisson/redisson="+checkout)
-	var mod struct{ Require []struct{ Path, Version string } }
+	var mod struct {
+		Require []struct{ Path, Version string }
+	}
 	if err := json.Unmarshal(goCmd(checkout, "mod", "edit", "-json"), &mod); err != nil {
 		t.Fatalf("go mod edit -json: %v", err)
 	}
