@@ -5,15 +5,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 // A limiter shared by every client of the name: at most 3 permits in any
 // second. TryAcquire decides at once; Acquire would sleep until the oldest
 // grant leaves the window.
 func ExampleRateLimiter() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -45,9 +52,17 @@ func ExampleRateLimiter() {
 // PerClient gives each Client a budget of its own; a keep-alive lets an
 // idle limiter expire entirely.
 func ExampleRateLimiter_TrySetRateKeepAlive() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 

@@ -11,20 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// newRedis returns a go-redis client on an embedded miniredis, so that the
-// examples run anywhere. Use a real server in production.
-func newRedis() (*redis.Client, func()) {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
+func Example() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
 		panic(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	return rdb, func() { rdb.Close(); m.Close() }
-}
-
-func Example() {
-	rdb, stop := newRedis()
-	defer stop()
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -48,9 +42,17 @@ func Example() {
 // Context gives a context that ends if the lock is lost, and Token a fencing
 // token for the resource the lock protects.
 func ExampleLock_Lock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -72,9 +74,17 @@ func ExampleLock_Lock() {
 // A handle excludes other acquisitions, its own too; a nested acquisition
 // re-enters through the hold's context.
 func ExampleClient_GetLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -88,7 +98,7 @@ func ExampleClient_GetLock() {
 	n, _ := a.HoldCount(ctx)
 	fmt.Println(okA, again, okB, n)
 
-	err := b.Unlock(ctx)
+	err = b.Unlock(ctx)
 	fmt.Println(errors.Is(err, redisson.ErrNotHeld))
 	// Output:
 	// true true false 2
@@ -98,9 +108,17 @@ func ExampleClient_GetLock() {
 // Many readers at once, one writer at a time; the writer may read too and
 // downgrade by releasing the write lock.
 func ExampleReadWriteLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -125,9 +143,17 @@ func ExampleReadWriteLock() {
 
 // A fair lock is granted in request order across processes.
 func ExampleClient_GetFairLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -144,9 +170,17 @@ func ExampleClient_GetFairLock() {
 // A MultiLock holds all its locks or none; a RedLock holds a majority of
 // locks on independent masters.
 func ExampleNewMultiLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 type OrderEvent struct {
@@ -15,9 +17,17 @@ type OrderEvent struct {
 // A Topic delivers typed messages to every subscriber; all subscribers of
 // one client share one Redis subscription.
 func ExampleGetTopic() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
