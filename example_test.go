@@ -193,3 +193,42 @@ func ExampleNewMultiLock() {
 	_ = transfer.Unlock(ctx)
 	// Output: true 2
 }
+
+// A RedLock takes one lock per independent Redis master and holds when a
+// majority of them granted it in time: it survives the loss of a minority of
+// the masters, and of their data.
+func ExampleNewRedLock() {
+	var addrs []string // in production: the addresses of your independent masters
+	for range 3 {
+		mr, err := miniredis.Run()
+		if err != nil {
+			panic(err)
+		}
+		defer mr.Close()
+		addrs = append(addrs, mr.Addr())
+	}
+	ctx := context.Background()
+
+	var locks []*redisson.Lock
+	for _, addr := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		defer rdb.Close()
+		client, err := redisson.New(rdb, nil)
+		if err != nil {
+			panic(err)
+		}
+		defer client.Close()
+		locks = append(locks, client.GetLock("payout:7"))
+	}
+
+	lock := redisson.NewRedLock(locks...)
+	ok, err := lock.TryLock(ctx, time.Second, 10*time.Second) // wait up to 1s, hold for 10s
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("held:", ok, "on", lock.Held(), "masters, quorum", lock.Quorum())
+	if err := lock.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output: held: true on 3 masters, quorum 2
+}
