@@ -5,15 +5,25 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 // A bloom filter answers "maybe present" or "certainly absent" in a few
 // bits per value. TryInit sizes it once, for every client.
 func ExampleGetBloomFilter() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -38,9 +48,17 @@ func ExampleGetBloomFilter() {
 
 // AddAll and ContainsAll send many values in one round trip.
 func ExampleBloomFilter_AddAll() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -60,13 +78,21 @@ func ExampleBloomFilter_AddAll() {
 
 // A filter used before TryInit reports ErrNotInitialized.
 func ExampleBloomFilter_Contains_notInitialized() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 
 	f := redisson.GetBloomFilter[string](client, "never-initialised")
-	_, err := f.Contains(context.Background(), "x")
+	_, err = f.Contains(context.Background(), "x")
 	fmt.Println(errors.Is(err, redisson.ErrNotInitialized))
 	// Output: true
 }
@@ -74,9 +100,17 @@ func ExampleBloomFilter_Contains_notInitialized() {
 // Each handle reserves a block of ids with one round trip and hands them
 // out locally; ids are unique across clients and increase per handle.
 func ExampleClient_GetIdGenerator() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 

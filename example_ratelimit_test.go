@@ -5,15 +5,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 // A limiter shared by every client of the name: at most 3 permits in any
 // second. TryAcquire decides at once; Acquire would sleep until the oldest
 // grant leaves the window.
 func ExampleRateLimiter() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -45,9 +52,17 @@ func ExampleRateLimiter() {
 // PerClient gives each Client a budget of its own; a keep-alive lets an
 // idle limiter expire entirely.
 func ExampleRateLimiter_TrySetRateKeepAlive() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -62,4 +77,76 @@ func ExampleRateLimiter_TrySetRateKeepAlive() {
 	// true <nil>
 	// PER_CLIENT 10 1m0s 1h0m0s
 	// true <nil>
+}
+
+// A FixedWindowLimiter gives every identity (a user, an API key, a client
+// IP) its own budget per window, from one configuration: one small key per
+// active identity, which expires with its window.
+func ExampleClient_GetFixedWindowLimiter() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	uploads := client.GetFixedWindowLimiter("api:upload", 2, time.Minute) // 2 uploads per user per minute
+	for _, user := range []string{"ann", "ann", "ann", "bob"} {
+		d, err := uploads.Allow(ctx, user, 1)
+		if err != nil {
+			panic(err)
+		}
+		if d.Allowed {
+			fmt.Println(user, "allowed,", d.Remaining, "left")
+		} else {
+			fmt.Println(user, "refused, retry in", d.RetryAfter.Round(time.Second))
+		}
+	}
+	// Output:
+	// ann allowed, 1 left
+	// ann allowed, 0 left
+	// ann refused, retry in 1m0s
+	// bob allowed, 1 left
+}
+
+// A GCRALimiter grants each identity a steady rate with bursts: here 1
+// request per second, up to 2 at once. It stores one timestamp per identity,
+// which expires as soon as the identity is back to a full burst.
+func ExampleClient_GetGCRALimiter() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	var search redisson.KeyedLimiter = client.GetGCRALimiter("api:search", 1, time.Second, 2)
+	p := search.Policy()
+	fmt.Println("policy:", p.Limit, "per", p.Window, "burst", p.Burst)
+	for range 3 {
+		d, err := search.Allow(ctx, "api-key-7", 1)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(d.Allowed, d.Remaining, d.RetryAfter.Round(time.Second))
+	}
+	// Output:
+	// policy: 1 per 1s burst 2
+	// true 1 0s
+	// true 0 0s
+	// false 0 1s
 }

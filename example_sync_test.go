@@ -6,15 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 // A semaphore of 3 permits caps the calls in flight to a downstream service
 // across every process. TrySetPermits sizes the pool once; a process that
 // finds it already sized leaves it alone.
 func ExampleClient_GetSemaphore() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -52,8 +59,13 @@ func ExampleClient_GetSemaphore() {
 // alone, even once permits are in use. Without it the semaphore has 0
 // permits and Acquire would wait for ever.
 func ExampleSemaphore_TrySetPermits() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -82,8 +94,13 @@ func ExampleSemaphore_TrySetPermits() {
 // TryAcquire with no wait makes a single attempt: a caller that finds the
 // pool exhausted can shed the request instead of queueing.
 func ExampleSemaphore_TryAcquire() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -122,8 +139,13 @@ func ExampleSemaphore_TryAcquire() {
 // A coordinator waits for 3 workers, which may run in other processes: each
 // counts the latch down when done, and Await returns once it reaches zero.
 func ExampleClient_GetCountDownLatch() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -167,8 +189,13 @@ func ExampleClient_GetCountDownLatch() {
 // a holder that crashes gives its permit back when the lease ends. Only the
 // id releases a permit, and only once.
 func ExampleClient_GetPermitExpirableSemaphore() {
-	rdb, stop := newRedis()
-	defer stop()
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)

@@ -11,20 +11,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// newRedis returns a go-redis client on an embedded miniredis, so that the
-// examples run anywhere. Use a real server in production.
-func newRedis() (*redis.Client, func()) {
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
+func Example() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
 		panic(err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	return rdb, func() { rdb.Close(); m.Close() }
-}
-
-func Example() {
-	rdb, stop := newRedis()
-	defer stop()
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
 	client, err := redisson.New(rdb, nil)
 	if err != nil {
 		panic(err)
@@ -48,9 +42,17 @@ func Example() {
 // Context gives a context that ends if the lock is lost, and Token a fencing
 // token for the resource the lock protects.
 func ExampleLock_Lock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -72,9 +74,17 @@ func ExampleLock_Lock() {
 // A handle excludes other acquisitions, its own too; a nested acquisition
 // re-enters through the hold's context.
 func ExampleClient_GetLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -88,7 +98,7 @@ func ExampleClient_GetLock() {
 	n, _ := a.HoldCount(ctx)
 	fmt.Println(okA, again, okB, n)
 
-	err := b.Unlock(ctx)
+	err = b.Unlock(ctx)
 	fmt.Println(errors.Is(err, redisson.ErrNotHeld))
 	// Output:
 	// true true false 2
@@ -98,9 +108,17 @@ func ExampleClient_GetLock() {
 // Many readers at once, one writer at a time; the writer may read too and
 // downgrade by releasing the write lock.
 func ExampleReadWriteLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -125,9 +143,17 @@ func ExampleReadWriteLock() {
 
 // A fair lock is granted in request order across processes.
 func ExampleClient_GetFairLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -144,9 +170,17 @@ func ExampleClient_GetFairLock() {
 // A MultiLock holds all its locks or none; a RedLock holds a majority of
 // locks on independent masters.
 func ExampleNewMultiLock() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -158,4 +192,43 @@ func ExampleNewMultiLock() {
 	fmt.Println(ok, transfer.Held())
 	_ = transfer.Unlock(ctx)
 	// Output: true 2
+}
+
+// A RedLock takes one lock per independent Redis master and holds when a
+// majority of them granted it in time: it survives the loss of a minority of
+// the masters, and of their data.
+func ExampleNewRedLock() {
+	var addrs []string // in production: the addresses of your independent masters
+	for range 3 {
+		mr, err := miniredis.Run()
+		if err != nil {
+			panic(err)
+		}
+		defer mr.Close()
+		addrs = append(addrs, mr.Addr())
+	}
+	ctx := context.Background()
+
+	var locks []*redisson.Lock
+	for _, addr := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		defer rdb.Close()
+		client, err := redisson.New(rdb, nil)
+		if err != nil {
+			panic(err)
+		}
+		defer client.Close()
+		locks = append(locks, client.GetLock("payout:7"))
+	}
+
+	lock := redisson.NewRedLock(locks...)
+	ok, err := lock.TryLock(ctx, time.Second, 10*time.Second) // wait up to 1s, hold for 10s
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("held:", ok, "on", lock.Held(), "masters, quorum", lock.Quorum())
+	if err := lock.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output: held: true on 3 masters, quorum 2
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
 )
 
 type Order struct {
@@ -17,9 +19,17 @@ type Order struct {
 // A Bucket holds one value of a Go type, encoded with the client's codec
 // (MessagePack unless Options.Codec says otherwise).
 func ExampleGetBucket() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -42,9 +52,17 @@ func ExampleGetBucket() {
 
 // CompareAndSet replaces the value only if nobody changed it meanwhile.
 func ExampleBucket_CompareAndSet() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -62,9 +80,17 @@ func ExampleBucket_CompareAndSet() {
 // WithCodec picks another codec for one object: StringCodec stores plain
 // text, as Redisson's StringCodec does.
 func ExampleWithCodec() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -75,9 +101,17 @@ func ExampleWithCodec() {
 }
 
 func ExampleClient_GetAtomicLong() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -90,9 +124,17 @@ func ExampleClient_GetAtomicLong() {
 
 // A Map is a Redis hash of encoded keys and values, as Redisson's RMap.
 func ExampleGetMap() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -113,9 +155,17 @@ func ExampleGetMap() {
 // Iterator reads a large map a batch at a time with HSCAN; check Err after
 // the loop.
 func ExampleMap_Iterator() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
@@ -138,9 +188,17 @@ func ExampleMap_Iterator() {
 // AddAndGet adds on the server. With StringCodec (and JSONCodec) numbers are
 // decimal text and the addition is HINCRBY; MsgpackCodec uses a script.
 func ExampleMap_AddAndGet() {
-	rdb, stop := newRedis()
-	defer stop()
-	client, _ := redisson.New(rdb, nil)
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
 	defer client.Close()
 	ctx := context.Background()
 
