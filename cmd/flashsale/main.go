@@ -41,7 +41,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -83,7 +83,7 @@ func run() int {
 
 	backend := "redis " + *addr
 	if *addr == "" {
-		mr, err := demoredis.Start()
+		mr, err := redissontest.StartEmbedded()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "flashsale: miniredis:", err)
 			return 2

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"go.uber.org/goleak"
 )
 
 func runSale(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	mr, err := demoredis.Start()
+	mr, err := redissontest.StartEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}

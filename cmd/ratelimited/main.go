@@ -36,7 +36,7 @@ import (
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/httplimit"
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,7 +84,7 @@ func run() int {
 
 	backend := "redis " + *redisAddr
 	if *redisAddr == "" {
-		mr, err := demoredis.Start()
+		mr, err := redissontest.StartEmbedded()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ratelimited: miniredis:", err)
 			return 2
