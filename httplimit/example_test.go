@@ -64,7 +64,7 @@ func Example() {
 // which routers built on net/http take as they are. With chi:
 //
 //	r := chi.NewRouter()
-//	r.Use(limit)                // every route
+//	r.Use(limit)                        // every route
 //	r.With(limit).Post("/login", login) // one route
 //
 // Here the same with a ServeMux: /login limited, /healthz not. The limiter
