@@ -5,6 +5,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -57,4 +58,59 @@ func Example() {
 	// 200 "per-ip";q=3;w=60 "per-ip";r=0;t=60
 	// 429 "per-ip";q=3;w=60 "per-ip";r=0;t=20
 	// Retry-After: 20
+}
+
+// The middleware has net/http's shape, func(http.Handler) http.Handler,
+// which routers built on net/http take as they are. With chi:
+//
+//	r := chi.NewRouter()
+//	r.Use(limit)                        // every route
+//	r.With(limit).Post("/login", login) // one route
+//
+// Here the same with a ServeMux: /login limited, /healthz not. The limiter
+// has its own go-redis client, whose short timeouts bound what a Redis
+// outage costs each request (see the package documentation).
+func Example_router() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	limitRDB := redis.NewClient(&redis.Options{
+		Addr:                  mr.Addr(),
+		DialTimeout:           50 * time.Millisecond,
+		ReadTimeout:           50 * time.Millisecond,
+		WriteTimeout:          50 * time.Millisecond,
+		PoolTimeout:           50 * time.Millisecond,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+	})
+	defer limitRDB.Close()
+	limits, err := redisson.New(limitRDB, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer limits.Close()
+
+	limit, err := httplimit.New(limits.GetFixedWindowLimiter("login", 1, time.Minute), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ok := func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") }
+	mux := http.NewServeMux()
+	mux.Handle("POST /login", limit(http.HandlerFunc(ok)))
+	mux.HandleFunc("GET /healthz", ok)
+
+	for _, req := range []string{"POST /login", "POST /login", "GET /healthz"} {
+		method, path, _ := strings.Cut(req, " ")
+		r := httptest.NewRequest(method, path, nil)
+		r.RemoteAddr = "192.0.2.1:4711"
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		fmt.Println(req, w.Code)
+	}
+	// Output:
+	// POST /login 200
+	// POST /login 429
+	// GET /healthz 200
 }

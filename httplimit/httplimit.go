@@ -1,33 +1,59 @@
 // Package httplimit is net/http middleware that rate-limits requests with a
 // redisson.KeyedLimiter (a FixedWindowLimiter or a GCRALimiter), one
-// identity per client IP by default.
+// identity per client IP by default. Its shape is func(http.Handler)
+// http.Handler, so it also serves routers built on net/http (chi's r.Use);
+// gin and echo have adapters in their own modules, ginlimit and echolimit.
 //
 // Every limited response carries the fields of the IETF draft "RateLimit
-// header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-10):
+// header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-10; the
+// fields and parameters used here are unchanged in -11):
 //
 //	RateLimit-Policy: "default";q=100;w=60
 //	RateLimit: "default";r=42;t=17
 //
-// q is the policy's limit per window of w seconds, r the permits the
-// client has left, t the seconds until they are reset (for a rejected
-// request: until it may retry). A rejected request is answered 429 Too Many
-// Requests with Retry-After in whole seconds, rounded up. The legacy
-// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset fields are
-// an option.
+// q is the quota: the permits a client can use at once (a fixed window's
+// limit, a GCRA limiter's burst), regained over w seconds (the window; for
+// GCRA, burst emission intervals, so q/w is its steady rate). r is the
+// permits the client has left (never above q) and t the seconds until it
+// has q again (for a rejected request: until it may retry). A rejected
+// request is answered 429 Too Many Requests with Retry-After in whole
+// seconds, rounded up. The legacy X-RateLimit-Limit (q),
+// X-RateLimit-Remaining (r) and X-RateLimit-Reset (t) fields are an
+// option.
 //
 // Client identity: by default the key is the IP address of the peer
 // (Request.RemoteAddr). Behind reverse proxies, list them in
-// Options.TrustedProxies: only when the peer is a trusted proxy is the
-// forwarding header read, from the right, skipping trusted proxies, and the
-// first address that is not one is the client. Addresses further left were
-// written by the client itself and are never used, so a client cannot pick
-// its own bucket. IPv6 clients are keyed by their /64 network by default.
+// Options.TrustedProxies (ParseTrusted accepts single addresses too) and
+// name the header they write in Options.ForwardedHeader: X-Forwarded-For
+// (the default), Forwarded, or a single-address header such as X-Real-IP
+// or CF-Connecting-IP. Only when the peer is a trusted proxy is that one
+// header read; a list is read from the right, skipping trusted proxies,
+// and the first address that is not one is the client. Addresses further
+// left were written by the client itself and are never used, so a client
+// cannot pick its own bucket. IPv6 clients are keyed by their /64 network by
+// default.
 //
 // When the limiter fails (Redis unreachable, a timeout), the error is
 // passed to Options.OnError (slog by default) and the request is served
 // without limit (fail open, the default) or answered 503 Service
-// Unavailable (Options.FailClosed). The middleware never panics on such
-// errors.
+// Unavailable (Options.FailClosed). Either way it is answered within about
+// Options.Timeout (default 50ms), not after go-redis's retries. The
+// middleware never panics on such errors.
+//
+// Give the limiter its own go-redis client with short timeouts, so that a
+// Redis outage costs each request at most a few tens of milliseconds and
+// the limiter's connections do not compete with the application's:
+//
+//	limitRDB := redis.NewClient(&redis.Options{
+//		Addr:                  "redis:6379",
+//		DialTimeout:           50 * time.Millisecond,
+//		ReadTimeout:           50 * time.Millisecond,
+//		WriteTimeout:          50 * time.Millisecond,
+//		PoolTimeout:           50 * time.Millisecond,
+//		MaxRetries:            -1,   // no retries: the next request is the retry
+//		ContextTimeoutEnabled: true, // socket reads end with Options.Timeout
+//	})
+//	limits, err := redisson.New(limitRDB, nil)
 package httplimit
 
 import (
@@ -69,10 +95,15 @@ type Options struct {
 	// peer's address is the client's.
 	TrustedProxies []netip.Prefix
 
-	// ForwardedHeader names the header the trusted proxies append the
-	// client address to: "X-Forwarded-For" (the default) or "Forwarded"
-	// (RFC 7239, its for= parameters). Name the one your proxies write: the
-	// other one is entirely under the client's control.
+	// ForwardedHeader names the header the trusted proxies put the client
+	// address in: "X-Forwarded-For" (the default) or "Forwarded" (RFC 7239,
+	// its for= parameters), lists each proxy appends to; or one of the
+	// single-address headers a proxy or CDN sets, replacing what the
+	// client sent: "X-Real-IP" (nginx), "CF-Connecting-IP" (Cloudflare),
+	// "True-Client-IP" (Akamai, Cloudflare), "Fly-Client-IP" (Fly.io). Any
+	// case. Only this one header is read, and only from a trusted proxy:
+	// name the one your proxies write, since the others are entirely under
+	// the client's control.
 	ForwardedHeader string
 
 	// IPv6Prefix is the number of leading bits of an IPv6 client address
@@ -89,6 +120,19 @@ type Options struct {
 	// Skip reports whether a request bypasses the limiter (health checks,
 	// internal callers). Default: none does.
 	Skip func(r *http.Request) bool
+
+	// Timeout bounds each decision: the limiter's call gets a context that
+	// ends Timeout after the request reached the middleware, and a decision
+	// not made by then fails (an error wrapping context.DeadlineExceeded,
+	// handled as FailClosed says). So when Redis is down or slow, requests
+	// are served (or refused) after at most about Timeout instead of
+	// waiting out go-redis's dial retries and read timeouts. Default
+	// DefaultTimeout, 50ms: a decision is one round trip, well under a
+	// millisecond on a LAN. go-redis bounds socket reads by the context
+	// only with redis.Options.ContextTimeoutEnabled; give the limiter its
+	// own client with short timeouts (see the package documentation).
+	// Negative values are an error.
+	Timeout time.Duration
 
 	// FailClosed selects what happens when the limiter (or Key, or Cost)
 	// fails: false (the default, fail open) serves the request without
@@ -118,16 +162,15 @@ type Options struct {
 	LegacyHeaders bool
 }
 
-const (
-	headerXFF       = "X-Forwarded-For"
-	headerForwarded = "Forwarded"
-)
+// DefaultTimeout is the default of Options.Timeout.
+const DefaultTimeout = 50 * time.Millisecond
 
 // middleware is one configured limiter.
 type middleware struct {
 	l         redisson.KeyedLimiter
 	o         Options
 	policy    string // RateLimit-Policy value
+	quota     string // its q: the burst, also X-RateLimit-Limit
 	name      string // quoted policy identifier
 	fwdHeader string
 }
@@ -158,13 +201,19 @@ func New(l redisson.KeyedLimiter, opts *Options) (func(next http.Handler) http.H
 		}
 	}
 	m := &middleware{l: l}
-	switch http.CanonicalHeaderKey(o.ForwardedHeader) {
-	case "", headerXFF:
+	switch h, ok := knownHeader(o.ForwardedHeader); {
+	case o.ForwardedHeader == "":
 		m.fwdHeader = headerXFF
-	case headerForwarded:
-		m.fwdHeader = headerForwarded
+	case ok:
+		m.fwdHeader = h
 	default:
 		return nil, fmt.Errorf("%w: ForwardedHeader %q", ErrInvalidOptions, o.ForwardedHeader)
+	}
+	switch {
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	case o.Timeout < 0:
+		return nil, fmt.Errorf("%w: Timeout %v", ErrInvalidOptions, o.Timeout)
 	}
 	switch {
 	case o.IPv6Prefix == 0:
@@ -208,7 +257,8 @@ func New(l redisson.KeyedLimiter, opts *Options) (func(next http.Handler) http.H
 	}
 	m.o = o
 	m.name = sfString(o.PolicyName)
-	m.policy = m.name + ";q=" + strconv.FormatInt(p.Limit, 10) + ";w=" + strconv.FormatInt(ceilSeconds(p.Window), 10)
+	m.quota = strconv.FormatInt(p.Burst, 10)
+	m.policy = m.name + ";q=" + m.quota + ";w=" + strconv.FormatInt(ceilSeconds(refill(p)), 10)
 	return m.wrap, nil
 }
 
@@ -254,11 +304,26 @@ func (m *middleware) decide(r *http.Request) (redisson.RateDecision, error) {
 	if m.o.Cost != nil {
 		n = m.o.Cost(r)
 	}
-	d, err := m.l.Allow(r.Context(), key, n)
-	if errors.Is(err, redisson.ErrPermitsExceedRate) {
+	ctx, cancel := context.WithTimeout(r.Context(), m.o.Timeout)
+	defer cancel()
+	d, err := m.l.Allow(ctx, key, n)
+	switch {
+	case errors.Is(err, redisson.ErrPermitsExceedRate):
 		d.Limit = m.l.Policy().Burst
+	case err != nil && r.Context().Err() == nil && ctx.Err() != nil:
+		err = fmt.Errorf("httplimit: no decision within Timeout %v: %w", m.o.Timeout, err)
 	}
 	return d, err
+}
+
+// refill returns the time p takes to regain a full allowance: its window
+// for a fixed window (Burst == Limit), Burst emission intervals for GCRA
+// (the interval rounded down to the µs, as GCRALimiter does).
+func refill(p redisson.RatePolicy) time.Duration {
+	if p.Burst == p.Limit {
+		return p.Window
+	}
+	return (p.Window / time.Duration(p.Limit)).Truncate(time.Microsecond) * time.Duration(p.Burst)
 }
 
 // setHeaders writes the RateLimit fields of d.
@@ -273,7 +338,7 @@ func (m *middleware) setHeaders(w http.ResponseWriter, d redisson.RateDecision) 
 	h.Set("RateLimit-Policy", m.policy)
 	h.Set("RateLimit", m.name+";r="+remaining+";t="+secs)
 	if m.o.LegacyHeaders {
-		h.Set("X-RateLimit-Limit", strconv.FormatInt(d.Limit, 10))
+		h.Set("X-RateLimit-Limit", m.quota)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", secs)
 	}

@@ -219,6 +219,49 @@ func TestSpoofedForwardedIgnored(t *testing.T) {
 	}
 }
 
+// A spoofed header from a peer that is not a trusted proxy never picks a
+// bucket, whichever header is configured and whichever headers the client
+// sends: a client rotating every forwarding header still spends its own
+// budget. A trusted proxy's header does pick it.
+func TestSpoofedHeadersEveryHeader(t *testing.T) {
+	c, rdb := newRedisson(t)
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}
+	all := append([]string{"X-Forwarded-For", "Forwarded"}, singleHeaders...)
+	for _, configured := range all {
+		spoofAll := func(i int) []string {
+			ip := fmt.Sprintf("203.0.113.%d", i)
+			hdr := []string{"Forwarded", "for=" + ip}
+			for _, h := range all {
+				if h != "Forwarded" {
+					hdr = append(hdr, h, ip)
+				}
+			}
+			return hdr
+		}
+		l := c.GetFixedWindowLimiter(limiterName(t, rdb), 3, time.Minute)
+		h := mustNew(t, l, &Options{TrustedProxies: trusted, ForwardedHeader: configured})
+		ok := 0
+		for i := range 6 {
+			if serve(h, "192.0.2.9:1000", spoofAll(i)...).Code == http.StatusOK {
+				ok++
+			}
+		}
+		if ok != 3 {
+			t.Errorf("%s configured, untrusted peer: %d of 6 spoofed requests allowed; want 3", configured, ok)
+		}
+		// The same headers from the trusted proxy: one bucket per address.
+		ok = 0
+		for i := range 6 {
+			if serve(h, "10.0.0.1:1000", spoofAll(100+i)...).Code == http.StatusOK {
+				ok++
+			}
+		}
+		if ok != 6 {
+			t.Errorf("%s configured, trusted proxy: %d of 6 clients allowed; want 6", configured, ok)
+		}
+	}
+}
+
 // Behind trusted proxies the right-most untrusted address is the client:
 // whatever the client prepends, it is keyed by the address its proxy saw.
 func TestTrustedProxyChain(t *testing.T) {
@@ -466,7 +509,8 @@ func TestNewInvalid(t *testing.T) {
 		{"invalid limiter", c.GetFixedWindowLimiter(name, 0, time.Second), nil},
 		{"invalid gcra", c.GetGCRALimiter(name, 1, time.Second, 0), nil},
 		{"zero prefix", good, &Options{TrustedProxies: []netip.Prefix{{}}}},
-		{"unknown header", good, &Options{ForwardedHeader: "X-Real-IP"}},
+		{"unknown header", good, &Options{ForwardedHeader: "X-Client-IP"}},
+		{"negative timeout", good, &Options{Timeout: -time.Millisecond}},
 		{"ipv6 prefix", good, &Options{IPv6Prefix: 129}},
 		{"negative ipv6 prefix", good, &Options{IPv6Prefix: -1}},
 		{"policy name", good, &Options{PolicyName: "é"}},
@@ -476,7 +520,9 @@ func TestNewInvalid(t *testing.T) {
 			t.Errorf("%s: err = %v; want ErrInvalidOptions", tc.what, err)
 		}
 	}
-	if _, err := New(good, &Options{ForwardedHeader: "forwarded"}); err != nil {
-		t.Errorf("lower-case header name: %v", err)
+	for _, h := range []string{"forwarded", "x-real-ip", "CF-Connecting-IP", "true-client-ip", "Fly-Client-IP"} {
+		if _, err := New(good, &Options{ForwardedHeader: h}); err != nil {
+			t.Errorf("ForwardedHeader %q: %v", h, err)
+		}
 	}
 }

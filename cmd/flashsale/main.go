@@ -24,7 +24,8 @@
 // need no Redis server. -redis host:port uses a real server instead; the
 // sale's keys use a unique product id and are deleted at the end.
 //
-// A live progress bar is drawn on stderr and a summary printed on stdout:
+// A progress bar is drawn on stderr (redrawn live on a terminal; one line at
+// the end when stderr is a file or a pipe) and a summary printed on stdout:
 // units sold, stock left, oversold, orders/s, lock wait p50/p99, duration.
 // The exit status is 0 when nothing was oversold (locked mode) and always 0 in
 // -naive mode, where overselling is the expected outcome; it is 1 when the
@@ -34,14 +35,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
 	"time"
 
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -50,12 +53,13 @@ func main() { os.Exit(run()) }
 func run() int {
 	var cfg Config
 	addr := flag.String("redis", "", "`host:port` of a real Redis server (default: embedded miniredis)")
-	flag.IntVar(&cfg.Stock, "stock", 1000, "initial stock (-naive default: 50)")
-	flag.IntVar(&cfg.Buyers, "buyers", 200, "concurrent buyer goroutines in total (-naive default: 50)")
+	flag.CommandLine.Init("flashsale", flag.ContinueOnError)
+	flag.IntVar(&cfg.Stock, "stock", 0, "initial stock (default 1000, or 50 with -naive)")
+	flag.IntVar(&cfg.Buyers, "buyers", 0, "concurrent buyer goroutines in total (default 200, or 50 with -naive)")
 	flag.IntVar(&cfg.Instances, "instances", 4, "simulated service instances, each with its own Redis and redisson client")
 	flag.DurationVar(&cfg.Work, "work", time.Millisecond, "simulated business step while holding the lock")
 	flag.DurationVar(&cfg.LockWait, "lock-wait", 10*time.Second, "TryLock wait per attempt (a timed-out attempt is retried)")
-	flag.DurationVar(&cfg.Watchdog, "watchdog", 0, "redisson lock watchdog timeout (0 = library default, 30s)")
+	flag.DurationVar(&cfg.Watchdog, "watchdog", 0, "redisson lock watchdog timeout (default: the library's, 30s)")
 	flag.BoolVar(&cfg.Naive, "naive", false, "use a hand-written SET NX PX lock with no owner check and no renewal, whose\n"+
 		"lease is shorter than the business step: this is EXPECTED TO OVERSELL, and the\n"+
 		"exit status is 0 in this mode even when it does")
@@ -63,27 +67,47 @@ func run() int {
 	flag.DurationVar(&cfg.NaiveWork, "naive-work", 80*time.Millisecond, "business step in -naive mode (longer than -naive-lease)")
 	flag.DurationVar(&cfg.Duration, "duration", 2*time.Minute, "stop the sale after this long whatever happens")
 	quiet := flag.Bool("q", false, "no progress bar")
-	flag.Parse()
+	// Errors print one line naming the flag; only -h prints the flags.
+	flag.CommandLine.SetOutput(io.Discard)
+	if err := flag.CommandLine.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			flag.CommandLine.SetOutput(os.Stderr)
+			fmt.Fprintln(os.Stderr, "Usage of flashsale:")
+			flag.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "flashsale: %v (flashsale -h lists the flags)\n", err)
+		return 2
+	}
 	if flag.NArg() > 0 {
-		flag.Usage()
+		fmt.Fprintf(os.Stderr, "flashsale: unexpected argument %q (flashsale -h lists the flags)\n", flag.Arg(0))
 		return 2
 	}
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if cfg.Naive && !set["stock"] {
-		cfg.Stock = 50
-	}
-	if cfg.Naive && !set["buyers"] {
-		cfg.Buyers = 50
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"stock", &cfg.Stock, 1000}, {"buyers", &cfg.Buyers, 200}, {"instances", &cfg.Instances, 4}} {
+		switch {
+		case !set[f.name] && cfg.Naive && f.name != "instances":
+			*f.v = 50
+		case !set[f.name]:
+			*f.v = f.def
+		case *f.v < 1:
+			fmt.Fprintf(os.Stderr, "flashsale: -%s %d: must be at least 1\n", f.name, *f.v)
+			return 2
+		}
 	}
 	cfg.ProductID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	if !*quiet {
-		cfg.Progress = os.Stderr
+		cfg.Progress, cfg.Live = os.Stderr, isTerminal(os.Stderr)
 	}
 
 	backend := "redis " + *addr
 	if *addr == "" {
-		mr, err := demoredis.Start()
+		mr, err := redissontest.StartEmbedded()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "flashsale: miniredis:", err)
 			return 2
@@ -120,6 +144,13 @@ func run() int {
 	return 0
 }
 
+// isTerminal reports whether f is a terminal (a character device), where
+// the progress bar can be redrawn in place.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 // clientFactory returns a go-redis client factory for addr with a pool big
 // enough for one instance's buyers.
 func clientFactory(addr string, cfg Config) func() redis.UniversalClient {
@@ -143,6 +174,13 @@ func printSummary(cfg Config, r *Result) {
 	fmt.Printf("  orders/s      %.0f\n", rate)
 	fmt.Printf("  lock wait     p50 %v  p99 %v  max %v  (%d acquisitions)\n",
 		r.WaitP50.Round(time.Microsecond), r.WaitP99.Round(time.Microsecond), r.WaitMax.Round(time.Microsecond), r.Acquisitions)
+	if extra := int64(r.Acquisitions) - r.Sold; extra > 0 {
+		// Every buyer checks the stock once more under the lock before it
+		// stops, so each buyer still running at the end takes the lock once
+		// to find it sold out.
+		fmt.Printf("                %d acquisitions sold a unit; %d found the stock already sold out (each buyer's last look, under the lock)\n",
+			r.Sold, extra)
+	}
 	if r.LockTimeouts > 0 {
 		fmt.Printf("  lock timeouts %d (TryLock waited %v, retried)\n", r.LockTimeouts, cfg.LockWait)
 	}

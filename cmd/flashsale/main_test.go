@@ -1,17 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"go.uber.org/goleak"
 )
 
 func runSale(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	mr, err := demoredis.Start()
+	mr, err := redissontest.StartEmbedded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +70,26 @@ func TestNaiveSaleOversells(t *testing.T) {
 	}
 	if r.Sold <= 20 || r.Oversold == 0 || r.OK() {
 		t.Errorf("naive lock did not oversell: sold %d left %d oversold %d", r.Sold, r.Left, r.Oversold)
+	}
+}
+
+// Off a terminal (Live false) the progress bar is one line at the end, with
+// no carriage returns: a log file does not get a frame per 100ms.
+func TestProgressOffTerminalIsOneLine(t *testing.T) {
+	var buf bytes.Buffer
+	runSale(t, Config{
+		Stock: 20, Instances: 2, Buyers: 4,
+		Work: 20 * time.Millisecond, LockWait: 5 * time.Second, Duration: time.Minute,
+		Progress: &buf,
+	})
+	out := buf.String()
+	if strings.Contains(out, "\r") || strings.Count(out, "\n") != 1 || !strings.Contains(out, "20/20 sold") {
+		t.Errorf("progress off a terminal = %q; want one line saying 20/20 sold, without \\r", out)
+	}
+	if f, err := os.CreateTemp(t.TempDir(), "log"); err == nil {
+		defer f.Close()
+		if isTerminal(f) {
+			t.Error("isTerminal(a regular file) = true")
+		}
 	}
 }

@@ -32,7 +32,8 @@ type Config struct {
 	NaiveWork  time.Duration // business step of the naive mode (meant to outlast NaiveLease)
 
 	Duration time.Duration // hard cap for the whole sale; 0 = none
-	Progress io.Writer     // live progress bar (redrawn with \r); nil = none
+	Progress io.Writer     // progress bar; nil = none
+	Live     bool          // redraw Progress ~10x/s with \r (a terminal); false: one line at the end
 }
 
 // Result is what a sale did. Counters come from Redis (Sold, Left) and from
@@ -346,7 +347,7 @@ func (s *sale) progress(insts []*instance, start time.Time) (stop func()) {
 		}
 		return n
 	}
-	draw := func(n int64, rate float64) {
+	draw := func(n int64, rate float64, cr string) {
 		const width = 30
 		filled := int(min(n, int64(s.cfg.Stock)) * width / int64(s.cfg.Stock))
 		bar := strings.Repeat("#", filled) + strings.Repeat(".", width-filled)
@@ -354,7 +355,19 @@ func (s *sale) progress(insts []*instance, start time.Time) (stop func()) {
 		if n > int64(s.cfg.Stock) {
 			extra = "  OVERSOLD!"
 		}
-		fmt.Fprintf(w, "\r[%s] %d/%d sold  %5.0f orders/s  %5.1fs%s ", bar, n, s.cfg.Stock, rate, time.Since(start).Seconds(), extra)
+		fmt.Fprintf(w, "%s[%s] %d/%d sold  %5.0f orders/s  %5.1fs%s ", cr, bar, n, s.cfg.Stock, rate, time.Since(start).Seconds(), extra)
+	}
+	final := func() {
+		n := sold()
+		draw(n, float64(n)/time.Since(start).Seconds(), "\r")
+		fmt.Fprintln(w)
+	}
+	if !s.cfg.Live {
+		return func() {
+			n := sold()
+			draw(n, float64(n)/time.Since(start).Seconds(), "")
+			fmt.Fprintln(w)
+		}
 	}
 	wg.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -375,15 +388,13 @@ func (s *sale) progress(insts []*instance, start time.Time) (stop func()) {
 					hist = hist[1:]
 				}
 				rate := float64(n-hist[0].n) / now.Sub(hist[0].t).Seconds()
-				draw(n, rate)
+				draw(n, rate, "\r")
 			}
 		}
 	})
 	return func() {
 		close(done)
 		wg.Wait()
-		n := sold()
-		draw(n, float64(n)/time.Since(start).Seconds())
-		fmt.Fprintln(w)
+		final()
 	}
 }

@@ -4,18 +4,25 @@
 //	go run ./cmd/ratelimited                       # serve on :8080, embedded miniredis
 //	go run ./cmd/ratelimited -algo gcra -limit 5 -window 10s -burst 3
 //	go run ./cmd/ratelimited -redis 127.0.0.1:6379 # a real Redis server
-//	go run ./cmd/ratelimited -demo 12              # send 12 requests to itself and exit
+//	go run ./cmd/ratelimited -demo 24              # 24 requests to itself (12 per client: 2 refused each), then exit
 //
 // Then curl -i localhost:8080/ and watch the RateLimit-Policy, RateLimit
 // and, once over the limit, Retry-After fields. /healthz is not limited.
 // Behind a reverse proxy, name it with -trust 10.0.0.0/8 so that its
-// X-Forwarded-For is used; -fail-closed answers 503 instead of serving
+// X-Forwarded-For is used (a bare address, -trust 10.0.0.7, means that
+// one host); -fail-closed answers 503 instead of serving
 // without limit when Redis is unreachable.
 //
 // With -demo N the server listens on a free local port, sends N requests
 // to itself from two simulated clients (announced through X-Forwarded-For
 // by a trusted local proxy), prints each answer and a summary, and exits
 // with status 0 when every client got exactly its allowance, 1 otherwise.
+// With the default 10 requests per minute, -demo 24 shows both clients'
+// last two requests refused with 429.
+//
+// The server stops gracefully on SIGINT (^C) or SIGTERM (docker stop,
+// Kubernetes): it stops accepting, lets requests in flight finish (up to
+// 10 s), then exits with status 0.
 package main
 
 import (
@@ -30,13 +37,13 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/httplimit"
-	"github.com/goredisson/redisson/internal/demoredis"
+	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,7 +69,7 @@ func run() int {
 	flag.DurationVar(&cfg.Window, "window", time.Minute, "window (gcra: the period of the rate)")
 	flag.Int64Var(&cfg.Burst, "burst", 0, "gcra burst (default: -limit)")
 	flag.StringVar(&cfg.Name, "name", "ratelimited", "limiter name, the prefix of its Redis keys")
-	trust := flag.String("trust", "", "comma-separated `prefixes` of trusted reverse proxies")
+	trust := flag.String("trust", "", "comma-separated `networks` or addresses of trusted reverse proxies")
 	flag.BoolVar(&cfg.FailClosed, "fail-closed", false, "answer 503 when Redis is unreachable (default: serve without limit)")
 	demo := flag.Int("demo", 0, "send `N` requests to the server from two clients, print the answers and exit")
 	flag.Parse()
@@ -70,21 +77,16 @@ func run() int {
 		flag.Usage()
 		return 2
 	}
-	for _, s := range strings.Split(*trust, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ratelimited: -trust:", err)
-			return 2
-		}
-		cfg.Trusted = append(cfg.Trusted, p)
+	trusted, err := httplimit.ParseTrusted(*trust)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ratelimited: -trust:", err)
+		return 2
 	}
+	cfg.Trusted = trusted
 
 	backend := "redis " + *redisAddr
 	if *redisAddr == "" {
-		mr, err := demoredis.Start()
+		mr, err := redissontest.StartEmbedded()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ratelimited: miniredis:", err)
 			return 2
@@ -124,7 +126,18 @@ func run() int {
 		}
 	})
 	defer wg.Wait()
-	defer srv.Close()
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+	}()
+	// Listen for the signals before announcing the address, so that a
+	// signal sent as soon as the address is known stops the server
+	// gracefully too.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	l := limiter(client, cfg)
 	p := l.Policy()
 	fmt.Printf("ratelimited: http://%s/ — %s limiter %q: %d per %v, burst %d, per client IP; %s\n",
@@ -133,11 +146,15 @@ func run() int {
 	if *demo > 0 {
 		return runDemo("http://"+ln.Addr().String()+"/", *demo, p.Burst)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	<-ctx.Done()
+	stop() // a second signal kills the program
+	fmt.Println("ratelimited: shutting down")
 	return 0
 }
+
+// shutdownGrace is how long requests in flight may take to finish after
+// SIGINT or SIGTERM.
+const shutdownGrace = 10 * time.Second
 
 // limiter returns the keyed limiter cfg describes.
 func limiter(c *redisson.Client, cfg Config) redisson.KeyedLimiter {

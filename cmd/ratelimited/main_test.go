@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -12,7 +17,66 @@ import (
 	"github.com/goredisson/redisson/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv("RATELIMITED_RUN_MAIN") == "1" { // the command itself, for TestCommand*
+		os.Args = append([]string{"ratelimited"}, strings.Fields(os.Getenv("RATELIMITED_ARGS"))...)
+		main()
+	}
+	redistest.Main(m)
+}
+
+// command returns the command (this test binary running main) with args.
+func command(t *testing.T, args string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RATELIMITED_RUN_MAIN=1", "RATELIMITED_ARGS="+args)
+	return cmd
+}
+
+// The doc comment's example, -demo 24 with the default 10 per minute,
+// shows each client's last two requests refused, and exits 0.
+func TestCommandDemoShows429(t *testing.T) {
+	out, err := command(t, "-demo 24").CombinedOutput()
+	if err != nil {
+		t.Fatalf("-demo 24: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), " 429 "); n != 4 {
+		t.Errorf("-demo 24: %d responses 429; want 4 (2 per client)\n%s", n, out)
+	}
+}
+
+// SIGTERM (docker stop, Kubernetes) stops the server gracefully, exit
+// status 0, as SIGINT does.
+func TestCommandSIGTERM(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd := command(t, "-addr 127.0.0.1:0")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(stdout)
+		if !lines.Scan() || !strings.HasPrefix(lines.Text(), "ratelimited: http://") {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("first line %q; want the listening address", lines.Text())
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		var rest strings.Builder
+		for lines.Scan() {
+			rest.WriteString(lines.Text() + "\n")
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%v: exit %v; want status 0", sig, err)
+		}
+		if !strings.Contains(rest.String(), "shutting down") {
+			t.Errorf("%v: output %q; want it to say it is shutting down", sig, rest.String())
+		}
+	}
+}
 
 // The demo's handler limits / per client IP and leaves /healthz alone.
 func TestHandler(t *testing.T) {
