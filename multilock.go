@@ -5,51 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 )
-
-// MultiLock holds several locks as one: all of them or none. The locks may
-// live on different clients and servers. It is Redisson's RedissonMultiLock.
-// Between goroutines it behaves like a Lock: one acquisition at a time holds
-// it (another goroutine's Lock waits, its TryLock returns false, nil when
-// its wait runs out), Unlock may come from any goroutine, and re-entry is
-// explicit, through a context from the hold (Context, Do). Its locks are
-// its own: use them only through it. A MultiLock is safe for concurrent
-// use; do not copy it.
-type MultiLock struct {
-	locks  []*Lock
-	quorum int // locks that must be held: all for MultiLock
-	what   string
-	gate   chan struct{} // a token while an acquisition or its hold runs
-
-	mu      sync.Mutex                // guards what follows; never held while waiting
-	cur     *multiHold                // the current hold, nil when none
-	holdSet chan struct{}             // closed when a hold starts (for gate waiters)
-	shown   atomic.Pointer[multiHold] // the current hold, or the one that ended last
-}
-
-// NewMultiLock returns a MultiLock over locks, which should be distinct
-// handles (GetLock calls) of distinct names.
-func NewMultiLock(locks ...*Lock) *MultiLock {
-	return &MultiLock{locks: locks, quorum: len(locks), what: "multilock", gate: make(chan struct{}, 1)}
-}
-
-// RedLock is the Redlock algorithm over independent Redis masters: a lock is
-// held when a majority (N/2+1) of its locks, one per master, are acquired
-// within the lease's validity. Prefer a single Redis with a FencedLock-style
-// token (Lock.Token) where you can: Redlock's safety rests on bounded clock
-// drift and process pauses. It shares MultiLock's surface and ownership
-// rule. Unlike a MultiLock, which takes its locks in order, a RedLock asks
-// all its masters at once (each for a share of the wait) and releases them
-// at once. Its hold ends (Done, Err, Context) when fewer than a quorum of
-// its locks' holds remain.
-type RedLock struct{ MultiLock }
-
-// NewRedLock returns a RedLock over locks, one per independent master.
-func NewRedLock(locks ...*Lock) *RedLock {
-	return &RedLock{MultiLock{locks: locks, quorum: len(locks)/2 + 1, what: "redlock", gate: make(chan struct{}, 1)}}
-}
 
 func (m *MultiLock) check() error {
 	if len(m.locks) == 0 {
@@ -361,3 +318,41 @@ func (m *MultiLock) Held() int {
 // Quorum returns how many locks must be held: all of them for a MultiLock,
 // N/2+1 for a RedLock.
 func (m *MultiLock) Quorum() int { return m.quorum }
+
+// Do holds the locks while fn runs, as Lock.Do does: it acquires as
+// TryLock(ctx, wait, lease), runs fn with a context from the hold
+// (cancelled when the hold ends, re-entry with it), and always releases. It
+// returns ErrNotAcquired (wrapped) when the wait ran out, TryLock's errors
+// when the acquisition failed, and otherwise fn's error joined with
+// Unlock's.
+func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	if wait < 0 || lease < 0 {
+		return fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
+	}
+	var mh *multiHold
+	ok, err := m.tryLock(ctx, wait, lease, &mh)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s within %v", ErrNotAcquired, m.what, wait)
+	}
+	hctx, cancel := m.contextOf(ctx, mh)
+	defer cancel()
+	var fnErr error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				cancel()
+				_ = m.Unlock(context.WithoutCancel(hctx))
+				panic(p)
+			}
+		}()
+		fnErr = fn(hctx)
+	}()
+	cancel()
+	return joinErrs(fnErr, m.Unlock(context.WithoutCancel(hctx)))
+}

@@ -20,26 +20,6 @@ func (c *Client) GetLock(name string) *Lock {
 	return c.newLock(plainLock, name, prefixName("redisson_lock__channel", name), "")
 }
 
-// newLock returns a handle of the given kind; owner "" takes a new owner.
-func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
-	l := &Lock{
-		c: c,
-		lockNames: lockNames{
-			name:     name,
-			channel:  channel,
-			tokenKey: prefixName("redisson_lock_token", name),
-		},
-		kind:     kind,
-		latchPre: prefixName("redisson_unlock_latch", name) + ":",
-	}
-	l.badName = c.nameError(kind.what, name, l.channel)
-	if !kind.shared {
-		l.gate = make(chan struct{}, 1)
-	}
-	l.newIdentity(owner)
-	return l
-}
-
 // Name returns the lock's name, the Redis key of its hash.
 func (l *Lock) Name() string { return l.name }
 
@@ -159,34 +139,6 @@ func joinErrs(a, b error) error {
 		return b
 	}
 	return errors.Join(a, b)
-}
-
-// take acquires for the handle's current owner, waiting up to wait (wait <
-// 0: until ctx ends), the way the owner's kind waits (its identity's
-// waitSpec); got, when not nil, is set to the hold acquired. A fair waiter,
-// which waits on a channel of its own, also makes the plain first try.
-func (l *Lock) take(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
-	recheck, retry, start := false, time.Duration(0), time.Now()
-	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
-		// Nobody here waits for this lock: a plain first try, with no
-		// subscription and no allocation beyond the call itself.
-		tctx, cancel := tryContext(ctx, waitEnd(start, wait))
-		ok, r, err := l.acquire(tctx, lease, wait, waiting{}, got)
-		cancel()
-		if err != nil || ok || wait == 0 {
-			return ok, err
-		}
-		recheck, retry = true, r
-	}
-	// Read after the first try, which may have given the handle a new
-	// owner (a fair waiter's channel and queue entry are its owner's).
-	spec := l.ident().wait
-	spec.what, spec.name, spec.wait = l.kind.what, l.name, wait
-	spec.recheck, spec.retry, spec.start = recheck, retry, start
-	return l.c.await(ctx, spec,
-		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
-			return l.acquire(ctx, lease, wait, w, got)
-		})
 }
 
 // Unlock drops one hold of the handle's current hold (any goroutine may
