@@ -1,7 +1,15 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check bench bench-pkg bench-short soak clean
+.PHONY: demo test check test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+
+# go.mod requires the oldest go-redis the module builds and passes its tests
+# with, so the main run of make test is at that end. The newest end is two
+# runs more: NEWEST_GOREDIS is the go-redis the first requires instead
+# ("latest": the newest release the Go module proxy serves), NEWEST_GO the Go
+# toolchain of the second (the go command fetches it from the proxy).
+NEWEST_GOREDIS ?= latest
+NEWEST_GO ?= go1.27.3
 
 # demo runs the flash-sale demo on an embedded miniredis (no Redis needed).
 demo:
@@ -9,11 +17,30 @@ demo:
 
 # test is the whole suite, set-up included: the tests start their own
 # redis-server processes (installing redis-server with apt-get when it is
-# missing and they run as root). .ci/run calls exactly this.
+# missing and they run as root). The race run is at the versions go.mod
+# names, the oldest supported; the last two steps are the newest go-redis and
+# the newest Go, without -race. .ci/run calls exactly this.
 test: check
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
 	cd bench && $(GO) run . -short
+	$(MAKE) --no-print-directory test-newest-goredis
+	$(MAKE) --no-print-directory test-newest-go
+
+# test-newest-goredis runs the tests (no soak, no benchmarks, no -race)
+# against NEWEST_GOREDIS, in a scratch copy of the working tree (.ci/scratch)
+# so the checkout's go.mod and go.sum stay as they are.
+test-newest-goredis:
+	.ci/scratch sh -c '$(GO) get github.com/redis/go-redis/v9@$(NEWEST_GOREDIS) && \
+	  $(GO) list -m github.com/redis/go-redis/v9 && \
+	  $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...'
+
+# test-newest-go runs vet and the tests (no soak, no benchmarks, no -race)
+# with the NEWEST_GO toolchain, at the versions go.mod names.
+test-newest-go:
+	GOTOOLCHAIN=$(NEWEST_GO) $(GO) version
+	GOTOOLCHAIN=$(NEWEST_GO) $(GO) vet ./...
+	GOTOOLCHAIN=$(NEWEST_GO) $(GO) test -count=1 -timeout 20m ./...
 
 # check is formatting and vet.
 check:

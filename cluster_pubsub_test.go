@@ -232,14 +232,17 @@ func TestClusterShardedSemaphoreAndLatch(t *testing.T) {
 func migrateSlot(t *testing.T, rdb *redis.ClusterClient, slot int, src, dst *redis.Client) {
 	t.Helper()
 	ctx := context.Background()
-	srcID := src.ClusterMyID(ctx).Val()
-	dstID := dst.ClusterMyID(ctx).Val()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	// CLUSTER MYID through Do: the typed ClusterMyID needs go-redis v9.8.0.
+	srcID, err := src.Do(ctx, "cluster", "myid").Text()
+	must(err)
+	dstID, err := dst.Do(ctx, "cluster", "myid").Text()
+	must(err)
 	must(dst.Do(ctx, "cluster", "setslot", slot, "importing", srcID).Err())
 	must(src.Do(ctx, "cluster", "setslot", slot, "migrating", dstID).Err())
 	host, port, _ := strings.Cut(dst.Options().Addr, ":")
