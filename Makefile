@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+.PHONY: demo test check test-adapters test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
 
 # go.mod requires the oldest go-redis the module builds and passes its tests
 # with, so the main run of make test is at that end. The newest end is two
@@ -24,8 +24,14 @@ test: check
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
 	cd bench && $(GO) run . -short
+	$(MAKE) --no-print-directory test-adapters
 	$(MAKE) --no-print-directory test-newest-goredis
 	$(MAKE) --no-print-directory test-newest-go
+
+# test-adapters vets and tests the framework adapters, each its own module.
+test-adapters:
+	cd httplimit/ginlimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd httplimit/echolimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # test-newest-goredis runs the tests (no soak, no benchmarks, no -race)
 # against NEWEST_GOREDIS, in a scratch copy of the working tree (.ci/scratch)
