@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"reflect"
 	"strconv"
@@ -378,76 +377,4 @@ func (m *Map[K, V]) number(delta V) (string, bool, error) {
 
 func (m *Map[K, V]) codecErr(msg string) error {
 	return &codecError{object: m.object, codec: m.codec.Name(), op: "add", err: errors.New(msg)}
-}
-
-// Iterator returns an iterator over the map's entries that reads them with
-// HSCAN, about batch entries per round trip, so that a large map is never
-// read at once. It does no I/O:
-//
-//	it := m.Iterator(100)
-//	for k, v := range it.All(ctx) {
-//		...
-//	}
-//	if err := it.Err(); err != nil {
-//		...
-//	}
-//
-// As with HSCAN, an entry present for the whole iteration is yielded at
-// least once, possibly more than once when Redis rehashes the hash
-// meanwhile; entries added or removed meanwhile may or may not be yielded. A
-// batch below 1 makes Err return ErrInvalidBatch; the other errors are those
-// of ReadAll.
-func (m *Map[K, V]) Iterator(batch int) *MapIterator[K, V] {
-	return &MapIterator[K, V]{m: m, batch: batch}
-}
-
-// MapIterator iterates a Map's entries; see Map.Iterator. A MapIterator is
-// for one goroutine at a time; All may be ranged over more than once, each
-// time a new scan.
-type MapIterator[K comparable, V any] struct {
-	m     *Map[K, V]
-	batch int
-	err   error
-}
-
-// All yields the entries, reading them batch by batch with ctx. It stops at
-// the first error, which Err then returns; a ctx that ends stops it with
-// ctx's error.
-func (it *MapIterator[K, V]) All(ctx context.Context) iter.Seq2[K, V] {
-	return func(yield func(K, V) bool) {
-		it.err = it.scan(ctx, yield)
-	}
-}
-
-// Err returns the error that ended the last iteration, or nil.
-func (it *MapIterator[K, V]) Err() error { return it.err }
-
-func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
-	m := it.m
-	if err := m.check(); err != nil {
-		return err
-	}
-	if it.batch < 1 {
-		return objectErrorf(mapKind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
-	}
-	var cursor uint64
-	for {
-		kv, next, err := m.c.rdb.HScan(ctx, m.name, cursor, "", int64(it.batch)).Result()
-		if err != nil {
-			return m.wrap(err)
-		}
-		for i := 0; i+1 < len(kv); i += 2 {
-			k, v, err := m.entry(kv[i], kv[i+1])
-			if err != nil {
-				return err
-			}
-			if !yield(k, v) {
-				return nil
-			}
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
 }
