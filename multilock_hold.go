@@ -97,35 +97,11 @@ func (m *MultiLock) start(taken []*Lock, holds []*hold) {
 // that ended without Unlock (too many of its locks lost) is released and
 // frees the gate when this wait notices it.
 func (m *MultiLock) enter(ctx context.Context, wait time.Duration) (bool, error) {
-	select {
-	case m.gate <- struct{}{}:
-		return true, nil
-	default:
+	ok, err := enterGate(ctx, m.gate, wait, func() <-chan struct{} { return m.gateWatch(ctx) })
+	if err != nil {
+		return false, fmt.Errorf("redisson: %s: %w", m.what, err)
 	}
-	var timeout <-chan time.Time
-	if wait >= 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
-	}
-	for {
-		changed := m.gateWatch(ctx)
-		select {
-		case m.gate <- struct{}{}:
-			return true, nil
-		case <-changed:
-		case <-ctx.Done():
-			return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
-		case <-timeout:
-			m.gateWatch(ctx)
-			select {
-			case m.gate <- struct{}{}:
-				return true, nil
-			default:
-				return false, nil
-			}
-		}
-	}
+	return ok, nil
 }
 
 // gateWatch releases a lost current hold (what remains of it, within a

@@ -71,8 +71,21 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration, got **hol
 // watching the current hold's done channel (or, while an acquisition is
 // under way, for its hold to start).
 func (l *Lock) enter(ctx context.Context, wait time.Duration) (bool, error) {
+	ok, err := enterGate(ctx, l.gate, wait, l.gateWatch)
+	if err != nil {
+		return false, objectErrorf(l.kind.what, l.name, "%w", err)
+	}
+	return ok, nil
+}
+
+// enterGate puts a token in gate (a channel of one), waiting up to wait
+// (< 0: until ctx ends, whose error it returns). watch returns a channel
+// that closes when the gate's holder changes state, after freeing the gate
+// of a hold that was lost; it is asked again after each change and once
+// more when the wait runs out.
+func enterGate(ctx context.Context, gate chan struct{}, wait time.Duration, watch func() <-chan struct{}) (bool, error) {
 	select {
-	case l.gate <- struct{}{}:
+	case gate <- struct{}{}:
 		return true, nil
 	default:
 	}
@@ -83,18 +96,18 @@ func (l *Lock) enter(ctx context.Context, wait time.Duration) (bool, error) {
 		timeout = t.C
 	}
 	for {
-		changed := l.gateWatch()
+		changed := watch()
 		select {
-		case l.gate <- struct{}{}:
+		case gate <- struct{}{}:
 			return true, nil
 		case <-changed:
 		case <-ctx.Done():
-			return false, objectErrorf(l.kind.what, l.name, "%w", ctx.Err())
+			return false, ctx.Err()
 		case <-timeout:
 			// One last look: a hold lost meanwhile frees the gate.
-			l.gateWatch()
+			watch()
 			select {
-			case l.gate <- struct{}{}:
+			case gate <- struct{}{}:
 				return true, nil
 			default:
 				return false, nil
