@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,6 +95,18 @@ type Options struct {
 	// MsgPackJacksonCodec, which MsgpackCodec matches for plain values, or
 	// StringCodec.)
 	Codec Codec
+
+	// Logger receives the client's background events (a lost lease, a
+	// failed renewal, a pub/sub connection replaced, a script reloaded),
+	// never a line per successful operation: a healthy client logs nothing
+	// at Info or above. Default slog.Default(); to silence the client, pass
+	// slog.New(slog.DiscardHandler).
+	Logger *slog.Logger
+
+	// Observer, when set, sees every public operation and background event
+	// (see Observer); the redissonotel module provides one for
+	// OpenTelemetry. Default none, at no cost.
+	Observer Observer
 }
 
 // optionRules is the table of Options' ranged fields, checked in this order
@@ -129,6 +142,12 @@ func (o *Options) withDefaults(rdb redis.UniversalClient) (Options, error) {
 	}
 	if isNil(v.Codec) { // nil, or a typed nil pointer such as (*JSONCodec)(nil)
 		v.Codec = MsgpackCodec{}
+	}
+	if v.Logger == nil {
+		v.Logger = slog.Default()
+	}
+	if isNil(v.Observer) {
+		v.Observer = nil
 	}
 	return v, nil
 }
