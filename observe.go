@@ -77,17 +77,17 @@ func (o Outcome) String() string {
 type EventType uint8
 
 const (
-	EventLeaseLost       EventType = iota + 1 // a hold ended without Unlock: its lease ran out or its renewal failed (Kind, Name, Owner, Late, Err)
-	EventRenewalFailed                        // one renewal call failed; the hold lives on until its deadline (Kind, Name, Owner, Err)
-	EventRenewalPass                          // the watchdog renewed its leases (Count leases, Calls script calls, Duration)
-	EventPubSubLost                           // a pub/sub connection failed (Node, Channels, Err)
-	EventPubSubReplaced                       // a new pub/sub connection replaced a failed one and resubscribed (Node, Channels)
-	EventPubSubRerouted                       // channels moved to another node after a failover or slot move (Node, Channels)
-	EventScriptReloaded                       // a script was loaded again after NOSCRIPT (Name: the script)
-	EventHandOffFailed                        // a wake-up or announcement could not be published (Kind, Name, Err)
-	EventJanitorFailed                        // deleting release latches or call markers failed (Count keys, Err)
-	EventCloseWaiting                         // Close is waiting for work in flight (Name: what, Duration: how long at most)
-	EventWaiterGaveUp                         // a fair lock waiter lost its place in the queue (Kind, Name, Owner)
+	EventLeaseLost      EventType = iota + 1 // a hold ended without Unlock: its lease ran out or its renewal failed (Kind, Name, Owner, Late, Err)
+	EventRenewalFailed                       // one renewal call failed; the hold lives on until its deadline (Kind, Name, Owner, Err)
+	EventRenewalPass                         // the watchdog renewed its leases (Count leases, Calls script calls, Duration)
+	EventPubSubLost                          // a pub/sub connection failed (Node, Channels, Err)
+	EventPubSubReplaced                      // a new pub/sub connection replaced a failed one and resubscribed (Node, Channels)
+	EventPubSubRerouted                      // channels moved to another node after a failover or slot move (Node, Channels)
+	EventScriptReloaded                      // a script was loaded again after NOSCRIPT (Name: the script)
+	EventHandOffFailed                       // a wake-up or announcement could not be published (Kind, Name, Err)
+	EventJanitorFailed                       // deleting release latches or call markers failed (Count keys, Err)
+	EventCloseWaiting                        // Close is waiting for work in flight (Name: what, Duration: how long at most)
+	EventWaiterGaveUp                        // a fair lock waiter lost its place in the queue (Kind, Name, Owner)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
