@@ -174,6 +174,13 @@ var (
 	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
 )
 
+// Errors of LocalCachedMap.
+var (
+	// ErrHandleClosed is returned by every call on a LocalCachedMap handle
+	// after its Close.
+	ErrHandleClosed = errors.New("redisson: handle closed")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 

@@ -171,6 +171,9 @@ func (p *pubsubService) receive(c *psConn) {
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
+				p.mu.Lock()
+				p.lostLocked(c)
+				p.mu.Unlock()
 				// go-redis re-dials on the next read; do not spin meanwhile.
 				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
 				select {
@@ -228,6 +231,7 @@ func (p *pubsubService) replace(c *psConn) {
 	}
 	c.retired = true
 	p.replaced++
+	p.lostLocked(c)
 	delete(p.conns, c.key)
 	var moved []*channelEntry
 	for _, e := range p.entries {
@@ -376,6 +380,7 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 		// unconfirmed entry's sunsubscribe is the answer to an earlier drop
 		// of the same channel, not news.
 		if e.confirmed {
+			e.hooksLocked(channelHook.lost)
 			e.asked = time.Now()
 			if !p.closed {
 				p.loops.Add(1)
@@ -386,6 +391,7 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 			}
 		}
 	case "subscribe", "ssubscribe":
+		e.hooksLocked(channelHook.resumed)
 		if e.confirmed {
 			// Subscribed again after a reconnect: messages may have been
 			// lost meanwhile, so every waiter polls once more.

@@ -92,4 +92,14 @@ var (
 	// IDGenerator (idgenerator.go).
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
+
+	// LocalCachedMap (localcache.go): Redisson's RLocalCachedMap. The four
+	// writes join prelude_localcache_notify.
+	scriptLocalPut          = mustScript("localcache_put")
+	scriptLocalRemove       = mustScript("localcache_remove")
+	scriptLocalPutAll       = mustScript("localcache_put_all")
+	scriptLocalFastRemove   = mustScript("localcache_fast_remove")
+	scriptLocalDelete       = mustScript("localcache_delete")
+	scriptLocalClearAck     = mustScript("localcache_clear_ack")
+	scriptLocalUpdatesSince = mustScript("localcache_updates_since")
 )
