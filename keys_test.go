@@ -88,6 +88,9 @@ var documentedKeys = []keyRow{
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
+	{"LocalCachedMap", "name", "hash", permanent, false},
+	{"LocalCachedMap", "redisson__cache_updates_log:{name}", "zset", permanent, false},
+	{"LocalCachedMap", "name:clear:<request id>", "string", expiring, true},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -103,6 +106,7 @@ var keyPlaceholders = map[string]string{
 	"<token>":       `[0-9]+`,
 	"<n>":           `[0-9]+`,
 	"<key>":         `.+`,
+	"<request id>":  `[0-9a-f]{32}`,
 }
 
 // keyRegexp turns a doc pattern into an anchored regular expression for the
@@ -315,6 +319,10 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("AtomicLong.IncrementAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
+	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	defer lcm.Close()
+	_, _, err = lcm.Put(ctx, "k", 1)
+	must("LocalCachedMap.Put", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)
