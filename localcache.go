@@ -226,8 +226,12 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 // cacheable reports whether key can be a Go map key (an interface K may
 // hold a slice).
 func (lc *LocalCachedMap[K, V]) cacheable(key K) bool {
-	return !lc.anyKey || reflect.ValueOf(&key).Elem().Comparable()
+	return !lc.anyKey || comparableKey(key)
 }
+
+// comparableKey is apart from cacheable so that a key of a non-interface
+// type does not escape to the heap on every read.
+func comparableKey[K any](key K) bool { return reflect.ValueOf(&key).Elem().Comparable() }
 
 // Get returns the value at key and true, or the zero value and false when
 // key is absent: from the local cache when it holds key, otherwise with one

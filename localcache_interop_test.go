@@ -178,7 +178,7 @@ func cachedReady(t *testing.T, rdb *redis.Client, name string, o LocalCacheOptio
 
 // waitLive waits until the map's subscription is confirmed and its cache
 // serves.
-func waitLive[K comparable, V any](t *testing.T, m *LocalCachedMap[K, V]) {
+func waitLive[K comparable, V any](t testing.TB, m *LocalCachedMap[K, V]) {
 	t.Helper()
 	if _, err := m.ContainsKey(testCtx(t, time.Minute), *new(K)); err != nil {
 		t.Fatal(err)
