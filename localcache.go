@@ -42,6 +42,11 @@ const localCacheKind = "local cached map"
 // loses acknowledged writes loses them for the local caches too only if
 // the invalidations were lost with them: the reconnection clears the cache.
 //
+// Not handled, unlike Redisson: an expiry of the hash set with EXPIRE
+// (Redisson clears its caches on the keyspace notification) leaves the local
+// copies until they are written or expire locally; the transaction keys
+// {name}:disabled-keys and {name}:disabled-caches are not read.
+//
 // Complexity: a local hit is a lock-free lookup, allocation-free for any V;
 // a miss is one HGET (and caches the decoded value); a write is one script
 // call. Cached values are shared: do not modify a slice, map or pointer

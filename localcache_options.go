@@ -75,7 +75,9 @@ const (
 	// StoreLocalCacheOnly keeps entries only in the local caches of the
 	// instances: writes publish the change (with SyncUpdate, the value) to
 	// the other instances and nothing is stored in Redis; reads never go to
-	// Redis.
+	// Redis. The reconnection strategy does not apply: nothing can be
+	// reloaded, and changes published while an instance was disconnected
+	// are missing from its cache.
 	StoreLocalCacheOnly
 )
 

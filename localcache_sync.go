@@ -117,12 +117,12 @@ func (lc *LocalCachedMap[K, V]) lostLocked(n *near[K, V]) {
 // missed, so it counts as a loss first.
 func (lc *LocalCachedMap[K, V]) resumed() {
 	n := lc.n.Load()
-	if n == nil {
-		return
+	if n == nil || lc.opts.StoreMode == StoreLocalCacheOnly {
+		return // the cache is the map and serves from the start
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if lc.subscribed && lc.opts.ReconnectionStrategy != ReconnectNone && lc.opts.StoreMode != StoreLocalCacheOnly {
+	if lc.subscribed && lc.opts.ReconnectionStrategy != ReconnectNone {
 		lc.lostLocked(n)
 	}
 	lc.subscribed = true
