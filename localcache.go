@@ -47,7 +47,9 @@ const localCacheKind = "local cached map"
 // copies until they are written or expire locally; the transaction keys
 // {name}:disabled-keys and {name}:disabled-caches are not read.
 //
-// Complexity: a local hit is a lock-free lookup, allocation-free for any V;
+// Complexity: a local hit is one lookup, allocation-free for any V
+// (lock-free in otter's cache, used by EvictionNone and EvictionLFU; under
+// golang-lru's mutex with EvictionLRU, since a read moves the entry);
 // a miss is one HGET (and caches the decoded value); a write is one script
 // call. Cached values are shared: do not modify a slice, map or pointer
 // inside a value a read returned.
