@@ -174,6 +174,15 @@ var (
 	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
 )
 
+// Errors of the inspection calls (inspect*.go).
+var (
+	// ErrNotFound is returned by the Client's Inspect calls for an object
+	// none of whose keys exist (a semaphore never set, a latch that reached
+	// zero, a map emptied). The lock calls do not return it: a free lock
+	// is a LockInfo that is not held.
+	ErrNotFound = errors.New("redisson: object not found")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 
