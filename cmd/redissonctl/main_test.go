@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/redistest"
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
