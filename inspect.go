@@ -26,6 +26,17 @@ const InspectQueueLimit = 100
 // owner number, or the Java thread id), with ":write" for a write hold.
 // JSON field names are the tags below; durations are in nanoseconds, as
 // encoding/json writes a time.Duration.
+//
+// Redisson's nearest counterparts are RLock's isLocked, remainTimeToLive
+// and getHoldCount, which answer for one thread; LockInfo answers for every
+// owner at once. Keys read: the lock hash, redisson_lock_token:{name}, a fair
+// lock's redisson_lock_queue:{name}, redisson_lock_timeout:{name} and
+// redisson_lock_alive:{name}, a reader's {name}:<owner>:rwlock_timeout:<n>
+// (docs/keys.md). Under failover it shows what the master answering has,
+// which may lack the old master's latest writes, as every read does; it is
+// a snapshot of one instant, to show, never to decide with (a lock read free
+// may be taken the next moment). The inspection types hold plain values
+// and are safe to copy.
 type LockInfo struct {
 	// Name is the lock's name, the key of its hash.
 	Name string `json:"name"`

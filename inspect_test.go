@@ -533,3 +533,41 @@ func checkListed(t *testing.T, ctx context.Context, c *Client, base string, crea
 	}
 	return nodes
 }
+
+// On a cluster the waiters' subscriptions are counted with SHARDNUMSUB in
+// sharded mode and summed over the nodes in plain mode.
+func TestInspectLockSubscribersCluster(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	rdb := redistest.SharedCluster(t).Client(t)
+	for _, mode := range []PubSubMode{PubSubSharded, PubSubPlain} {
+		opts := &Options{PubSubMode: mode}
+		c := newClient(t, rdb, opts)
+		name := fmt.Sprintf("test:inspect-cluster-subs:%d", nameSeq.Add(1))
+		t.Cleanup(func() { deleteLockKeys(rdb, name) })
+		holder := c.GetLock(name)
+		mustTryLock(t, ctx, holder, 0, time.Minute)
+		waiter := newClient(t, rdb, opts).GetLock(name)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- waiter.Lock(wctx) }()
+		eventually(t, 10*time.Second, fmt.Sprintf("mode %v: the waiter counted", mode), func() bool {
+			info, err := c.InspectLock(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.Subscribers >= 1
+		})
+		stop()
+		<-done
+		if err := holder.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, fmt.Sprintf("mode %v: no subscriber once the waiter left", mode), func() bool {
+			info, err := c.InspectLock(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.Subscribers == 0
+		})
+	}
+}

@@ -37,7 +37,7 @@ import (
 const (
 	exitOK       = 0 // done
 	exitRedis    = 1 // Redis unreachable, refused a command, or another runtime error
-	exitUsage    = 2 // bad usage: unknown command or kind, missing name, bad flag, key of another type
+	exitUsage    = 2 // bad usage: unknown command or kind, missing name, bad flag, key of another type, value -codec cannot decode
 	exitNotFound = 3 // the object does not exist, or the lock is not held
 	exitRefused  = 4 // force-unlock not confirmed
 )
@@ -58,8 +58,8 @@ Commands:
 Exit codes:
   0  ok
   1  error talking to Redis
-  2  bad usage (unknown command or kind, missing name, bad flag, or a key
-     holding another kind of object)
+  2  bad usage (unknown command or kind, missing name, bad flag, a key
+     holding another kind of object, or a value -codec cannot decode)
   3  not found (no such object) or not held (a free lock)
   4  force-unlock refused (not confirmed)
 
@@ -119,7 +119,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var usage usageError
 	switch {
 	case errors.As(err, &usage), errors.Is(err, redisson.ErrWrongType), errors.Is(err, redisson.ErrEmptyName),
-		errors.Is(err, redisson.ErrInvalidName), errors.Is(err, redisson.ErrInvalidBatch):
+		errors.Is(err, redisson.ErrInvalidName), errors.Is(err, redisson.ErrInvalidBatch), errors.Is(err, redisson.ErrCodec):
 		return exitUsage
 	case errors.Is(err, redisson.ErrNotFound), errors.Is(err, errNotHeld):
 		return exitNotFound

@@ -31,10 +31,7 @@ type result struct {
 }
 
 // ctl is the binary, built once per TestCommand.
-type ctl struct {
-	t   *testing.T
-	bin string
-}
+type ctl struct{ bin string }
 
 func (c ctl) run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
@@ -97,7 +94,7 @@ func TestCommand(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	c := ctl{t: t, bin: bin}
+	c := ctl{bin: bin}
 	srv := redistest.Shared(t)
 	rdb := srv.Client(t)
 	addr := "-redis=" + srv.Addr()

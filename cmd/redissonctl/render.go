@@ -79,20 +79,25 @@ func renderLock(w *tabwriter.Writer, info redisson.LockInfo) {
 	}
 	if len(info.Owners) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "OWNER\tCLIENT ID\tTHREAD\tHOLDS\tSIDE\tREAD LEASES")
+		if info.Mode == "" {
+			fmt.Fprintln(w, "OWNER\tCLIENT ID\tTHREAD\tHOLDS")
+		} else {
+			fmt.Fprintln(w, "OWNER\tCLIENT ID\tTHREAD\tHOLDS\tSIDE\tREAD LEASES")
+		}
 		for _, o := range info.Owners {
-			side := ""
-			switch {
-			case o.Write:
-				side = "write"
-			case info.Mode != "":
-				side = "read"
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d", o.Field, o.ClientID, o.Thread, o.Holds)
+			if info.Mode != "" {
+				side := "read"
+				if o.Write {
+					side = "write"
+				}
+				var leases []string
+				for _, l := range o.ReadLeases {
+					leases = append(leases, human(l))
+				}
+				fmt.Fprintf(w, "\t%s\t%s", side, strings.Join(leases, " "))
 			}
-			var leases []string
-			for _, l := range o.ReadLeases {
-				leases = append(leases, human(l))
-			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", o.Field, o.ClientID, o.Thread, o.Holds, side, strings.Join(leases, " "))
+			fmt.Fprintln(w)
 		}
 	}
 	if len(info.Queue) > 0 {
