@@ -156,6 +156,13 @@ func TestInspectBadInput(t *testing.T) {
 	if _, err := c.InspectBucket(ctx, name, nil); !errors.Is(err, ErrClientClosed) {
 		t.Errorf("bucket after Close: %v; want ErrClientClosed", err)
 	}
+	it := c.ListObjects("*", 10)
+	for range it.All(ctx) {
+		t.Error("ListObjects yielded after Close")
+	}
+	if !errors.Is(it.Err(), ErrClientClosed) {
+		t.Errorf("ListObjects after Close: %v; want ErrClientClosed", it.Err())
+	}
 }
 
 // A fair lock's queue lists a Java waiter (no liveness entry: alive by its
@@ -570,4 +577,66 @@ func TestInspectLockSubscribersCluster(t *testing.T) {
 			return info.Subscribers == 0
 		})
 	}
+}
+
+// A cancelled context ends every inspection call with its error.
+func TestInspectCancelledContext(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.InspectLock(ctx, name); !errors.Is(err, context.Canceled) {
+		t.Errorf("InspectLock: %v; want context.Canceled", err)
+	}
+	if _, err := c.InspectBucket(ctx, name, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("InspectBucket: %v; want context.Canceled", err)
+	}
+	it := c.ListObjects("*", 10)
+	for range it.All(ctx) {
+		t.Error("ListObjects yielded on a cancelled context")
+	}
+	if !errors.Is(it.Err(), context.Canceled) {
+		t.Errorf("ListObjects: %v; want context.Canceled", it.Err())
+	}
+}
+
+// BenchmarkInspectLock measures one InspectLock of a held lock (script and
+// subscriber count) on a real server.
+func BenchmarkInspectLock(b *testing.B) {
+	ctx := context.Background()
+	rdb := sharedRedis(b)
+	c := newClient(b, rdb, nil)
+	name := uniqueName(b, rdb)
+	mustTryLock(b, ctx, c.GetLock(name), 0, time.Minute)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.InspectLock(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListObjects measures listing 1000 keys in batches of 100; the
+// reported figure is per key.
+func BenchmarkListObjects(b *testing.B) {
+	ctx := context.Background()
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	c := newClient(b, rdb, nil)
+	for i := range 1000 {
+		rdb.HSet(ctx, "bench:map:"+strconv.Itoa(i), "k", "v")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		it := c.ListObjects("bench:*", 100)
+		for range it.All(ctx) {
+			n++
+		}
+		if it.Err() != nil || n != 1000 {
+			b.Fatalf("listed %d, %v", n, it.Err())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/key")
 }

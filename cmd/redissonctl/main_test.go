@@ -297,6 +297,64 @@ func TestCommand(t *testing.T) {
 		r.want(t, exitNotFound, "force-unlock of a free lock")
 	})
 
+	t.Run("ForceUnlockFairAndReadWrite", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		fair := name(t, rdb)
+		if err := cl.GetFairLock(fair).Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rw := name(t, rdb)
+		if err := cl.GetReadWriteLock(rw).ReadLock().Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w := name(t, rdb)
+		if err := cl.GetReadWriteLock(w).WriteLock().Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for kind, n := range map[string]string{"fairlock": fair, "rwlock": rw, "rwlock ": w} {
+			kind = strings.TrimSpace(kind)
+			c.run(t, "", addr, "-yes", "force-unlock", kind, n).want(t, exitOK, "force-unlock "+kind+" "+n)
+			if got := rdb.Exists(ctx, n).Val(); got != 0 {
+				t.Errorf("%s %s still exists after force-unlock", kind, n)
+			}
+			c.run(t, "", addr, "inspect", kind, n).want(t, exitNotFound, "inspect after force-unlock")
+		}
+	})
+
+	t.Run("SentinelAndPassword", func(t *testing.T) {
+		ctx := context.Background()
+		s := redistest.StartSentinel(t, nil)
+		srdb := s.Client(t)
+		n := name(t, srdb)
+		l := newClient(t, srdb).GetLock(n)
+		if err := l.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer l.Unlock(ctx)
+		r := c.run(t, "", "-sentinel", strings.Join(s.SentinelAddrs(), ","), "-master", s.MasterName(), "-json", "inspect", "lock", n)
+		r.want(t, exitOK, "inspect through Sentinel")
+		var info redisson.LockInfo
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil || len(info.Owners) != 1 || info.Owners[0].Field != l.Owner() {
+			t.Errorf("through Sentinel: %+v, %v; want the holder %s", info, err, l.Owner())
+		}
+		c.run(t, "", "-sentinel", s.SentinelAddrs()[0], "inspect", "lock", n).want(t, exitUsage, "-sentinel without -master")
+
+		secured := redistest.Start(t)
+		if _, err := secured.Do(ctx, "ACL", "SETUSER", "ops", "on", ">s3cret", "~*", "&*", "+@all"); err != nil {
+			t.Fatal(err)
+		}
+		sa := "-redis=" + secured.Addr()
+		c.run(t, "", sa, "-user", "ops", "-a", "wrong", "inspect", "lock", n).want(t, exitRedis, "a wrong password")
+		c.run(t, "", sa, "-user", "ops", "-a", "s3cret", "inspect", "lock", n).want(t, exitNotFound, "-a")
+		c.run(t, "", sa, "-user", "ops", "-password", "s3cret", "inspect", "lock", n).want(t, exitNotFound, "-password")
+		cmd := exec.Command(c.bin, sa, "-user", "ops", "inspect", "lock", n)
+		cmd.Env = append(cmd.Environ(), "REDISCLI_AUTH=s3cret")
+		if err := cmd.Run(); err == nil || cmd.ProcessState.ExitCode() != exitNotFound {
+			t.Errorf("REDISCLI_AUTH: %v; want exit %d (authenticated, lock not held)", err, exitNotFound)
+		}
+	})
+
 	t.Run("Watch", func(t *testing.T) {
 		ctx := context.Background()
 		n := name(t, rdb)
