@@ -72,7 +72,8 @@ type ObjectInfo struct {
 	// without one.
 	TTL      time.Duration `json:"ttl"`
 	NoExpiry bool          `json:"no_expiry"`
-	// Node is the address of the master the key was found on.
+	// Node is the address of the Cluster master the key was found on; ""
+	// elsewhere.
 	Node string `json:"node"`
 }
 
@@ -165,15 +166,12 @@ func (it *ObjectIterator) scan(ctx context.Context, yield func(ObjectInfo) bool)
 }
 
 // masters returns every master to scan, in address order: the Cluster's,
-// or the one server behind the client.
+// or the one server behind the client (no address: a Sentinel client's
+// master may change).
 func (c *Client) masters(ctx context.Context) ([]scanNode, error) {
 	cc := c.topo.cluster
 	if cc == nil {
-		addr := ""
-		if rc, ok := c.rdb.(*redis.Client); ok {
-			addr = rc.Options().Addr
-		}
-		return []scanNode{{cmd: c.rdb, addr: addr}}, nil
+		return []scanNode{{cmd: c.rdb}}, nil
 	}
 	var mu sync.Mutex
 	var nodes []scanNode

@@ -513,8 +513,8 @@ func checkListed(t *testing.T, ctx context.Context, c *Client, base string, crea
 			t.Errorf("%s not listed", k)
 		case o.Kind != w.kind || o.Name != w.name:
 			t.Errorf("%s listed as %s of %q; want %s of %q", k, o.Kind, o.Name, w.kind, w.name)
-		case o.Type == "" || o.Node == "":
-			t.Errorf("%s listed without type or node: %+v", k, o)
+		case o.Type == "" || (o.Node == "") != (c.topo.cluster == nil):
+			t.Errorf("%s listed without type, or with a node only on Cluster: %+v", k, o)
 		}
 	}
 	for k, o := range seen {

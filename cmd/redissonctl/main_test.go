@@ -389,6 +389,10 @@ func TestCommand(t *testing.T) {
 			{[]string{addr, "force-unlock", "semaphore", n}, exitUsage},
 			{[]string{addr, "-codec", "xml", "inspect", "bucket", n}, exitUsage},
 			{[]string{addr, "-nosuchflag"}, exitUsage},
+			{[]string{addr, "-tls-ca", "/nonexistent/ca.pem", "inspect", "lock", n}, exitUsage},
+			{[]string{"-cluster", "127.0.0.1:1", "-db", "2", "inspect", "lock", n}, exitUsage},
+			{[]string{addr, "-count", "-1", "watch", "lock", n}, exitUsage},
+			{[]string{addr, "list", "a*", "b*"}, exitUsage},
 			{[]string{addr, "inspect", "lock", n}, exitUsage}, // a string, not a lock hash
 			{[]string{addr, "inspect", "map", n}, exitUsage},
 			{[]string{addr, "inspect", "lock", n + ":free"}, exitNotFound},
