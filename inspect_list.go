@@ -22,7 +22,9 @@ type ObjectKind string
 // The kinds ListObjects reports. A key names its object in ObjectInfo.Name.
 const (
 	// KindLock is a lock hash of owners (Lock, or FairLock: the hash alone
-	// does not say; a fair lock with waiters also has a KindFairQueue key).
+	// does not say; a fair lock with waiters also has a KindFairQueue key):
+	// a hash of at most 64 fields, each "<id>:<n>" (or with ":write") with
+	// an integer count. A Map that happens to look so is listed as a lock.
 	KindLock ObjectKind = "lock"
 	// KindReadWriteLock is a read-write lock hash (a field "mode").
 	KindReadWriteLock ObjectKind = "rwlock"
@@ -104,7 +106,13 @@ func (c *Client) ListObjects(pattern string, batch int) *ObjectIterator {
 
 // ObjectIterator iterates the keys ListObjects finds. It is for one
 // goroutine at a time; All may be ranged over more than once, each time a
-// new scan.
+// new scan. Each batch costs two round trips to one node (SCAN, then the
+// pipeline) and O(batch) on the server (O(fields) for a small hash), so a
+// full walk is O(keys). It has no Redisson counterpart (RKeys.getKeys
+// lists names without kinds). The masters are those the Cluster client
+// knows when the walk starts; a master that fails meanwhile ends the walk
+// with its error (a SCAN cursor is only valid on its node), and keys it
+// held that moved to a replica are not listed in that walk.
 type ObjectIterator struct {
 	c       *Client
 	pattern string
