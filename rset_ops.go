@@ -112,4 +112,3 @@ func (s *Set[T]) keys(dest *Set[T], others []*Set[T]) ([]string, error) {
 	}
 	return keys, nil
 }
-

@@ -446,7 +446,6 @@ func (z *SortedSet[T]) Delete(ctx context.Context) (bool, error) {
 	return n == 1, z.o.wrap(err)
 }
 
-
 // Iterator returns an iterator over the sorted set's members and scores
 // that reads them with ZSCAN, about batch members per round trip, so that
 // a large sorted set is never read at once. It does no I/O. The order is
