@@ -397,9 +397,6 @@ func (z *SortedSet[T]) byScore(r ScoreRange, o RangeOptions) (*redis.ZRangeBy, e
 		return nil, err
 	}
 	by := &redis.ZRangeBy{Min: min, Max: max, Offset: o.Offset, Count: o.Count}
-	if o.Reverse {
-		by.Min, by.Max = max, min // ZREVRANGEBYSCORE takes max first
-	}
 	if o.Offset > 0 && o.Count == 0 {
 		by.Count = -1 // LIMIT offset -1: the rest of the range
 	}
