@@ -431,7 +431,10 @@ func TestSetRedissonTranscript(t *testing.T) {
 		return []collectionStep{
 			{n: 1, do: func(ctx context.Context) (string, error) { return str(s.Add(ctx, "a")) }, same: true},
 			{n: 2, do: func(ctx context.Context) (string, error) { return str(s.Add(ctx, "a")) },
-				read: func(ctx context.Context) (string, error) { ok, err := s.Contains(ctx, "a"); return fmt.Sprint(!ok), err }, same: true},
+				read: func(ctx context.Context) (string, error) {
+					ok, err := s.Contains(ctx, "a")
+					return fmt.Sprint(!ok), err
+				}, same: true},
 			{n: 3, do: func(ctx context.Context) (string, error) {
 				n, err := s.AddAll(ctx, "b", int64(5), 1.5)
 				return fmt.Sprint(n > 0), err
@@ -530,7 +533,10 @@ func TestSortedSetRedissonTranscript(t *testing.T) {
 				return fmt.Sprint(es[0].Value), nil
 			}, read: func(ctx context.Context) (string, error) { return first(z.RangeByRank(ctx, 0, 0)) }},
 			{n: 12, do: func(ctx context.Context) (string, error) { return str(z.AddIfAbsent(ctx, 9, "b")) },
-				read: func(ctx context.Context) (string, error) { ok, err := z.Contains(ctx, "b"); return fmt.Sprint(!ok), err }, same: true},
+				read: func(ctx context.Context) (string, error) {
+					ok, err := z.Contains(ctx, "b")
+					return fmt.Sprint(!ok), err
+				}, same: true},
 			{n: 13, do: containsSize, read: containsSize, same: true},
 			{n: 14, do: func(ctx context.Context) (string, error) { return str(z.Remove(ctx, "b")) }, same: true},
 			{n: 15, do: func(ctx context.Context) (string, error) {
