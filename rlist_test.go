@@ -322,6 +322,9 @@ func TestListBadInput(t *testing.T) {
 		}
 	}
 	check("AddAll(v, nil)", second(l.AddAll(ctx, &v, nil)), ErrNilValue)
+	anyList := GetList[any](c, l.Name())
+	check("Add(a func), which msgpack cannot encode", second(anyList.Add(ctx, func() {})), ErrCodec)
+	check("Insert(a channel)", anyList.Insert(ctx, 1, make(chan int)), ErrCodec)
 	for _, index := range []int64{-1, 3, 4, 1 << 40} {
 		for _, nc := range listCalls(ctx, l, &v, index) {
 			switch nc.op {

@@ -278,8 +278,8 @@ func TestSetIterator(t *testing.T) {
 		t.Errorf("%d members in batches of %d took %d SSCANs; want at least %d", n, batch, len(cmds), n/(2*batch))
 	}
 	for _, cmd := range cmds {
-		if cmd[0] != "SSCAN" {
-			t.Fatalf("iterator sent %q; want SSCAN only", cmd)
+		if cmd[0] != "SSCAN" || cmd[len(cmd)-1] != strconv.Itoa(batch) {
+			t.Fatalf("iterator sent %q; want SSCAN ... COUNT %d only", cmd, batch)
 		}
 	}
 	k := 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -228,8 +229,8 @@ func TestSortedSetIterator(t *testing.T) {
 		t.Errorf("%d members in batches of %d took %d ZSCANs; want at least %d", n, batch, len(cmds), n/(2*batch))
 	}
 	for _, cmd := range cmds {
-		if cmd[0] != "ZSCAN" {
-			t.Fatalf("iterator sent %q; want ZSCAN only", cmd)
+		if cmd[0] != "ZSCAN" || cmd[len(cmd)-1] != strconv.Itoa(batch) {
+			t.Fatalf("iterator sent %q; want ZSCAN ... COUNT %d only", cmd, batch)
 		}
 	}
 	bad := z.Iterator(-1)
