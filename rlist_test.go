@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,5 +363,75 @@ func TestListBadInput(t *testing.T) {
 	}
 	if _, err := bad.ReadAll(ctx); !errors.Is(err, ErrCodec) {
 		t.Errorf("ReadAll of a string as int64 = %v; want ErrCodec", err)
+	}
+}
+
+// TestListInsertRemoveAtConcurrent runs inserts and removals by index from
+// many goroutines at once: each is one atomic script, so no element is
+// lost or duplicated (the list ends as the initial elements plus those
+// inserted minus those RemoveAt returned).
+func TestListInsertRemoveAtConcurrent(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	l := GetList[int64](c, uniqueName(t, rdb))
+	want := map[int64]int{}
+	for i := range int64(100) {
+		want[i]++
+	}
+	if _, err := l.AddAll(ctx, slices.Sorted(maps.Keys(want))...); err != nil {
+		t.Fatal(err)
+	}
+	const inserters, removers, each = 6, 3, 40
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, inserters+removers)
+	for g := range inserters {
+		wg.Go(func() {
+			for k := range each {
+				v := int64(1000 + g*each + k)
+				if err := l.Insert(ctx, int64(5+k%50), v); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				want[v]++
+				mu.Unlock()
+			}
+		})
+	}
+	for range removers {
+		wg.Go(func() {
+			for k := range each {
+				v, err := l.RemoveAt(ctx, int64(3+k%40))
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				want[v]--
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all, err := l.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int{}
+	for _, v := range all {
+		got[v]++
+	}
+	maps.DeleteFunc(want, func(_ int64, n int) bool { return n == 0 })
+	if !maps.Equal(got, want) {
+		t.Fatalf("after concurrent Insert and RemoveAt the list has %d elements, want %d (multisets differ)", len(all), 100+inserters*each-removers*each)
+	}
+	if len(all) != 100+inserters*each-removers*each {
+		t.Fatalf("size %d, want %d", len(all), 100+inserters*each-removers*each)
 	}
 }

@@ -6,6 +6,9 @@ import (
 
 // The Set's calls over several sets: union, intersection and difference,
 // read (SUNION, SINTER, SDIFF) or stored in a destination set (set_store).
+// Redis compares members as bytes, so the sets should share a codec: the
+// result is decoded (and stored) with the codec of the set the call is
+// made on.
 
 // Union returns the members of s and others together (one SUNION,
 // Redisson's readUnion). On Redis Cluster every set must be in s's hash
