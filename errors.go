@@ -133,8 +133,8 @@ var (
 
 // Errors of Map.
 var (
-	// ErrInvalidBatch is reported (by MapIterator.Err) for an iteration batch
-	// size below 1.
+	// ErrInvalidBatch is reported (by MapIterator.Err, and the Err of the
+	// List, Set and SortedSet iterators) for an iteration batch size below 1.
 	ErrInvalidBatch = errors.New("redisson: invalid batch size")
 )
 
@@ -176,7 +176,7 @@ var (
 
 // Errors of List, Set and SortedSet.
 var (
-	// ErrIndexOutOfRange is returned by List.Get, Set, Insert and RemoveAt
+	// ErrIndexOutOfRange is returned by List.Get, Set, FastSet, Insert and RemoveAt
 	// for an index that is negative or not below the list's size (Insert:
 	// above it). Redis is left unchanged.
 	ErrIndexOutOfRange = errors.New("redisson: list index out of range")
