@@ -176,9 +176,9 @@ var (
 
 // Errors of List, Set and SortedSet.
 var (
-	// ErrIndexOutOfRange is returned by List.Get, Set, FastSet, Insert and RemoveAt
-	// for an index that is negative or not below the list's size (Insert:
-	// above it). Redis is left unchanged.
+	// ErrIndexOutOfRange is returned by List.Get, Set, FastSet, Insert and
+	// RemoveAt for an index that is negative or not below the list's size
+	// (Insert: above it). Redis is left unchanged.
 	ErrIndexOutOfRange = errors.New("redisson: list index out of range")
 
 	// ErrNegativeCount is returned by the collections' calls that take a
