@@ -92,7 +92,7 @@ var (
 	// IDGenerator (idgenerator.go).
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
-	// List and Set (rlist.go, rset.go): Redisson's RList and RSet. The
+	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
 	// three list scripts join prelude_list.
 	scriptListInsert   = mustScript("list_insert")
 	scriptListRemoveAt = mustScript("list_remove_at")
