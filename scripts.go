@@ -101,4 +101,11 @@ var (
 	scriptInspectRateLimit = mustScript("inspect_ratelimit")
 	scriptInspectMap       = mustScript("inspect_map")
 	scriptInspectKey       = mustScript("inspect_key")
+
+	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
+	// three list scripts join prelude_list.
+	scriptListInsert   = mustScript("list_insert")
+	scriptListRemoveAt = mustScript("list_remove_at")
+	scriptListSet      = mustScript("list_set")
+	scriptSetStore     = mustScript("set_store")
 )
