@@ -92,4 +92,10 @@ var (
 	// IDGenerator (idgenerator.go).
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
+
+	// DelayedQueue (delayqueue.go, delayqueue_mover.go): Redisson's
+	// RDelayedQueue. All three join prelude_delayq.
+	scriptDelayOffer    = mustScript("delayq_offer")
+	scriptDelayTransfer = mustScript("delayq_transfer")
+	scriptDelayFind     = mustScript("delayq_find")
 )
