@@ -418,6 +418,26 @@ func TestDelayedQueueOfferWritesRedissonLayout(t *testing.T) {
 	}
 }
 
+// TestDelayedQueueOfferResentSchedulesOnce runs one offer's script twice
+// with the same element, as a go-redis resend after a lost reply would:
+// the element is pending once, in the zset and in the list.
+func TestDelayedQueueOfferResentSchedulesOnce(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	dest := delayDest(t, rdb)
+	k := delayKeysOf(dest)
+	c := newClient(t, rdb, nil)
+	e := delayElement([]byte("\xa1v"))
+	for range 2 {
+		if err := c.scripts.run(ctx, scriptDelayOffer, []string{k.dest, k.timeout, k.list, k.channel}, 60000, e).Err(); err != nil {
+			t.Fatalf("offer script: %v", err)
+		}
+	}
+	if z, l := pending(t, ctx, rdb, dest); len(z) != 1 || len(l) != 1 {
+		t.Errorf("after a resent offer: zset %q, list %q; want the element once in each", z, l)
+	}
+}
+
 // TestDelayedQueueBadInput checks every refusal of bad input: the
 // documented sentinel, and Redis unchanged.
 func TestDelayedQueueBadInput(t *testing.T) {

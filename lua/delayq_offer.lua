@@ -20,8 +20,11 @@ end
 local due = delayqNow() + tonumber(ARGV[1])
 local before = redis.call('zrange', KEYS[2], 0, 0)[1]
 for i = 2, #ARGV do
-    redis.call('zadd', KEYS[2], due, ARGV[i])
-    redis.call('rpush', KEYS[3], ARGV[i])
+    -- An element already pending is this call resent (its random id was
+    -- chosen before the first send): it is not scheduled twice.
+    if redis.call('zadd', KEYS[2], 'nx', due, ARGV[i]) == 1 then
+        redis.call('rpush', KEYS[3], ARGV[i])
+    end
 end
 if redis.call('zrange', KEYS[2], 0, 0)[1] ~= before then
     redis.call('publish', KEYS[4], string.format('%d', due))
