@@ -48,15 +48,17 @@ const delayQueueKind = "delayed queue"
 // due time at once, so a lost message delays nothing.
 //
 // Under failover: Redis replicates asynchronously, so an offer acknowledged
-// by a master that fails before its replica received it is lost, and a move
-// may be lost the same way, leaving the element pending again (it is moved
-// again, so it may then appear twice in the destination). Offer, Remove and
-// a move are each atomic on the master.
+// by a master that fails before its replica received it is lost. A move can
+// be lost the same way: the promoted replica still holds the element
+// pending and it is moved again, so a consumer that already popped it from
+// the failed master sees it twice. Offer, Remove and a move are each atomic
+// on the master.
 //
-// Complexity: Offer is O(log n) in the pending elements (n each for
-// OfferAll); a move is O(log n) per element plus its position in the list;
-// Size is O(1); Contains and Remove scan the pending list, O(n); ReadAll is
-// O(n).
+// Complexity, for n pending elements: Offer is O(log n) (OfferAll of k
+// values O(k log n)); a move is O(log n) per element plus its position in
+// the list; Size is O(1); Contains and Remove scan the pending list, O(n);
+// ReadAll is O(n). An element without the layout above (a foreign writer's)
+// is moved as it is.
 //
 // A DelayedQueue is safe for concurrent use; it must not be copied after
 // first use.
@@ -135,6 +137,9 @@ func (q *DelayedQueue[T]) Start(ctx context.Context) error {
 	defer t.Stop()
 	select {
 	case <-r.started:
+		if q.c.closed.Load() {
+			return ErrClientClosed // the run ended with the client
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

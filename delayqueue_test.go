@@ -281,7 +281,8 @@ func runMovers(t *testing.T, clients int, n int, spread, closeAfter time.Duratio
 	for _, c := range cs {
 		moved += c.delayq.stats().moved
 	}
-	if moved != n {
+	// A move whose reply the closed client never read is not counted.
+	if moved > n || (closeAfter == 0 && moved != n) {
 		t.Errorf("the clients' counts add up to %d moves, want %d", moved, n)
 	}
 }
