@@ -673,3 +673,43 @@ func TestDelayedQueueCluster(t *testing.T) {
 		t.Errorf("Offer on a name with braces but no hash tag: %v, want ErrInvalidName", err)
 	}
 }
+
+// TestDelayedQueueHungServerRetried hangs the server while an element
+// comes due: the client's moves fail (read timeouts) and are retried, and
+// the element is moved, once, when the server answers again.
+func TestDelayedQueueHungServerRetried(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.ReadTimeout, o.MaxRetries = 300*time.Millisecond, 0 })
+	ctx := testCtx(t, time.Minute)
+	dest := delayDest(t, rdb)
+	c := newClient(t, rdb, nil)
+	q := GetDelayedQueue[string](c, dest)
+	if err := q.Offer(ctx, "v", 200*time.Millisecond); err != nil {
+		t.Fatalf("Offer: %v", err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	eventually(t, 20*time.Second, "a failed move while the server hangs", func() bool { return c.delayq.stats().failed > 0 })
+	srv.Resume()
+	resumed = true
+	admin := srv.Client(t)
+	if v, ok := popDest(t, ctx, admin, dest, 20*time.Second); !ok || v != "\xa1v" {
+		t.Fatalf("destination after the server came back: %q %v; want the element", v, ok)
+	}
+	// The timed-out moves reached the hung server and ran when it resumed:
+	// each found the element moved or moved it, never twice.
+	if v, ok := popDest(t, ctx, admin, dest, 500*time.Millisecond); ok {
+		t.Errorf("a second value in the destination: %q", v)
+	}
+	if z, l := pending(t, ctx, admin, dest); len(z)+len(l) != 0 {
+		t.Errorf("left pending: zset %q list %q", z, l)
+	}
+}
