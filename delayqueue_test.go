@@ -684,12 +684,16 @@ func TestDelayedQueueHungServerRetried(t *testing.T) {
 	dest := delayDest(t, rdb)
 	c := newClient(t, rdb, nil)
 	q := GetDelayedQueue[string](c, dest)
-	if err := q.Offer(ctx, "v", 200*time.Millisecond); err != nil {
-		t.Fatalf("Offer: %v", err)
-	}
 	if err := q.Start(ctx); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	if err := q.Offer(ctx, "v", 2*time.Second); err != nil {
+		t.Fatalf("Offer: %v", err)
+	}
+	// Pause well before the element is due, once the offer's message has
+	// had time to reach the client (a paused server may not have written
+	// it yet when the offer's reply arrived).
+	time.Sleep(300 * time.Millisecond)
 	srv.Pause()
 	resumed := false
 	defer func() {
@@ -706,7 +710,7 @@ func TestDelayedQueueHungServerRetried(t *testing.T) {
 	}
 	// The timed-out moves reached the hung server and ran when it resumed:
 	// each found the element moved or moved it, never twice.
-	if v, ok := popDest(t, ctx, admin, dest, 500*time.Millisecond); ok {
+	if v, ok := popDest(t, ctx, admin, dest, time.Second); ok {
 		t.Errorf("a second value in the destination: %q", v)
 	}
 	if z, l := pending(t, ctx, admin, dest); len(z)+len(l) != 0 {
