@@ -108,4 +108,10 @@ var (
 	scriptListRemoveAt = mustScript("list_remove_at")
 	scriptListSet      = mustScript("list_set")
 	scriptSetStore     = mustScript("set_store")
+
+	// DelayedQueue (delayqueue.go, delayqueue_mover.go): Redisson's
+	// RDelayedQueue. All three join prelude_delayq.
+	scriptDelayOffer    = mustScript("delayq_offer")
+	scriptDelayTransfer = mustScript("delayq_transfer")
+	scriptDelayFind     = mustScript("delayq_find")
 )
