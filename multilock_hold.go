@@ -29,8 +29,8 @@ type multiHold struct {
 func (mh *multiHold) since() time.Time {
 	var t time.Time
 	for _, h := range mh.holds {
-		if h != nil && (t.IsZero() || h.start.Before(t)) {
-			t = h.start
+		if h != nil && (t.IsZero() || h.since().Before(t)) {
+			t = h.since()
 		}
 	}
 	return t

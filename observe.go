@@ -237,11 +237,12 @@ type opKey struct{}
 // the counts the layers below add to it while it runs (they find it in the
 // context). It exists only when Options.Observer is set.
 type opRecord struct {
-	obs   Observer
-	ctx   context.Context // the one OperationStart returned
-	op    Operation
-	trips atomic.Int32
-	wait  atomic.Int64 // ns blocked
+	obs    Observer
+	parent *opRecord       // the operation this one runs within, if any
+	ctx    context.Context // the one OperationStart returned
+	op     Operation
+	trips  atomic.Int32
+	wait   atomic.Int64 // ns blocked
 }
 
 // begin starts observing a public operation: with an Observer it returns
@@ -255,7 +256,7 @@ func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Cont
 }
 
 func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	r := &opRecord{obs: c.opts.Observer}
+	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
 	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
 	ctx = context.WithValue(ctx, opKey{}, r)
 	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
@@ -274,6 +275,10 @@ func (r *opRecord) end(err error, done Outcome) {
 	r.op.Duration = time.Since(r.op.Start)
 	r.op.Wait = time.Duration(r.wait.Load())
 	r.op.RoundTrips = int(r.trips.Load())
+	if p := r.parent; p != nil { // a MultiLock's release of each lock
+		p.trips.Add(int32(r.op.RoundTrips))
+		p.wait.Add(int64(r.op.Wait))
+	}
 	r.op.Err = err
 	r.op.Outcome = outcomeOf(err, done)
 	r.obs.OperationEnd(r.ctx, &r.op)
@@ -499,4 +504,21 @@ func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
 	}
 	_, rec := c.beginObserved(ctx, kind, name, op)
 	rec.end(err, OutcomeOK)
+}
+
+// okIf is acquiredIf for a wait that takes nothing (a latch's).
+func okIf(ok bool) Outcome {
+	if ok {
+		return OutcomeOK
+	}
+	return OutcomeTimedOut
+}
+
+// limitedIf is the outcome of a limiter's request with a wait: refused at
+// once (wait 0) is a denial, after waiting a time-out.
+func limitedIf(ok bool, wait time.Duration) Outcome {
+	if wait == 0 {
+		return grantedIf(ok)
+	}
+	return acquiredIf(ok)
 }

@@ -288,6 +288,7 @@ func TestObserveLeaseLost(t *testing.T) {
 	if e.Kind != "lock" || e.Name != name || e.Owner != owner || !errors.Is(e.Err, ErrLeaseLost) || e.Time.IsZero() {
 		t.Errorf("lease_lost event = %+v; want kind lock, name %q, owner %q, ErrLeaseLost", e, name, owner)
 	}
+	eventually(t, 5*time.Second, "lease_lost log record", func() bool { return len(logs.find("lease_lost")) > 0 })
 	recs := logs.find("lease_lost")
 	if len(recs) != 1 {
 		t.Fatalf("%d lease_lost log records, want 1", len(recs))
@@ -319,6 +320,7 @@ func TestObserveExplicitLeaseRunsOut(t *testing.T) {
 	mustTryLock(t, ctx, l, 0, 200*time.Millisecond)
 	<-l.Done()
 	eventually(t, 5*time.Second, "lease_lost event", func() bool { return len(rec.eventsOf(EventLeaseLost)) == 1 })
+	eventually(t, 5*time.Second, "lease_lost log record", func() bool { return len(logs.find("lease_lost")) > 0 })
 	if recs := logs.find("lease_lost"); len(recs) != 1 || recs[0].level != slog.LevelWarn || recs[0].attrs["name"] != name {
 		t.Errorf("lease_lost log records = %+v, want one at Warn naming %q", recs, name)
 	}

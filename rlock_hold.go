@@ -157,7 +157,7 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 func (l *Lock) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
-	h.what, h.owner = l.kind.what, id.owner
+	h.kind = l.kind
 	h.renew, h.drop = l.kind.renew, l.kind.drop
 	if h.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()
