@@ -127,7 +127,7 @@ type Event struct {
 // admin pages. Reading it takes a few mutexes and does no I/O.
 type Stats struct {
 	LeasesHeld      int           // holds this client has (watched by the watchdog or ended by a lease timer)
-	Waiters         int           // callers blocked waiting on a lock, semaphore or latch
+	Waiters         int           // callers blocked waiting on a lock (or its handle's gate), semaphore, latch or RateLimiter
 	Channels        int           // pub/sub channels subscribed (or lingering)
 	PubSubConns     int           // pub/sub connections open
 	PubSubReplaced  uint64        // pub/sub connections replaced after a failure, since New
@@ -249,10 +249,10 @@ type opRecord struct {
 // the context the operation must run under (carrying the record) and the
 // record; without one, ctx and nil, and does nothing else.
 func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	if c.opts.Observer == nil {
-		return ctx, nil
+	if c.observed {
+		return c.beginObserved(ctx, kind, name, op)
 	}
-	return c.beginObserved(ctx, kind, name, op)
+	return ctx, nil
 }
 
 func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
@@ -269,9 +269,12 @@ func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (cont
 // end reports the operation's result: err, or done when err is nil (see
 // outcomeOf). Nothing on a nil record.
 func (r *opRecord) end(err error, done Outcome) {
-	if r == nil {
-		return
+	if r != nil {
+		r.finish(err, done)
 	}
+}
+
+func (r *opRecord) finish(err error, done Outcome) {
 	r.op.Duration = time.Since(r.op.Start)
 	r.op.Wait = time.Duration(r.wait.Load())
 	r.op.RoundTrips = int(r.trips.Load())
@@ -300,7 +303,7 @@ func recordOf(ctx context.Context) *opRecord {
 // trip counts n Redis round trips made for the operation ctx belongs to,
 // when the client is observed.
 func (c *Client) trip(ctx context.Context, n int) {
-	if c.opts.Observer != nil {
+	if c.observed {
 		countTrips(ctx, n)
 	}
 }
@@ -316,7 +319,7 @@ func countTrips(ctx context.Context, n int) {
 // otherwise). blockEnd ends it.
 func (c *Client) blockStart() time.Time {
 	c.waiters.Add(1)
-	if c.opts.Observer == nil {
+	if !c.observed {
 		return time.Time{}
 	}
 	return time.Now()
@@ -499,7 +502,7 @@ func (m *emitter) emit(e Event) {
 // reject reports an operation refused before it began (bad input, a closed
 // client) by a method that begins observing only once its input is checked.
 func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
-	if c.opts.Observer == nil {
+	if !c.observed {
 		return
 	}
 	_, rec := c.beginObserved(ctx, kind, name, op)
