@@ -675,4 +675,11 @@ func TestObserveNoObserverAddsNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("begin/trip/block/end without an Observer allocate %v times, want 0", n)
 	}
+	// An event nobody logs or observes costs no allocation either.
+	em := &emitter{log: slog.New(slog.DiscardHandler)}
+	if n := testing.AllocsPerRun(100, func() {
+		em.emit(Event{Type: EventRenewalPass, Count: 1, Calls: 1, Duration: time.Millisecond})
+	}); n != 0 {
+		t.Errorf("an event with no Observer and no enabled Logger allocates %v times, want 0", n)
+	}
 }
