@@ -99,13 +99,14 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 		// it was lost, and this is a new hold under the same field.
 		old := l.hold
 		l.stopTracking(old)
-		old.end(ErrLeaseLost)
+		old.lose(l.c.emit, lostFound, 0)
 		l.hold = nil
 	}
 	h := l.hold
 	switch {
 	case h == nil:
 		h = l.newHold()
+		h.start = start
 		l.hold, l.used = h, true
 		l.leases = l.leases[:0]
 		if l.kind.stackedLeases && !watched {

@@ -145,7 +145,8 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 	}
 	h.deadline = deadline
 	w := l.c.watchdog
-	h.timer = time.AfterFunc(time.Until(deadline), func() { w.remove(h); h.end(ErrLeaseLost) })
+	em := l.c.emit
+	h.timer = time.AfterFunc(time.Until(deadline), func() { w.remove(h); h.lose(em, lostTimer, time.Since(deadline)) })
 	if !w.keep(h) { // Close ends every live hold; after it, this one at once
 		h.end(ErrClientClosed)
 	}
@@ -156,6 +157,7 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 func (l *Lock) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
+	h.what, h.owner = l.kind.what, id.owner
 	h.renew, h.drop = l.kind.renew, l.kind.drop
 	if h.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -12,11 +13,14 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	key     string // lock key
-	field   string // owner field
-	channel string // unlock channel
-	slot    int    // hash slot of key, on Cluster
-	seq     uint64 // unique within the client
+	what    string    // the lock's kind, in events
+	owner   string    // the owner, in events
+	start   time.Time // when the acquisition that took it was sent
+	key     string    // lock key
+	field   string    // owner field
+	channel string    // unlock channel
+	slot    int       // hash slot of key, on Cluster
+	seq     uint64    // unique within the client
 	renew   *script
 	drop    *script // nil: a stale field is left to expire
 	pub     any     // with drop: the publish command
@@ -40,13 +44,34 @@ func newHold(key, field, channel string, slot int) *hold {
 	return &hold{key: key, field: field, channel: channel, slot: slot, done: make(chan struct{})}
 }
 
-// end closes the hold with cause err; later calls do nothing.
-func (h *hold) end(err error) {
+// end closes the hold with cause err; later calls do nothing. It reports
+// whether this call ended it.
+func (h *hold) end(err error) bool {
+	ended := false
 	h.once.Do(func() {
 		h.err = err
 		close(h.done)
+		ended = true
 	})
+	return ended
 }
+
+// lose ends h with ErrLeaseLost, reporting the loss (cause says how it was
+// found, late how long after the lease deadline known here) through em.
+func (h *hold) lose(em *emitter, cause string, late time.Duration) {
+	if h.end(ErrLeaseLost) {
+		em.emit(Event{Type: EventLeaseLost, Kind: h.what, Name: h.key, Owner: h.owner, Late: max(late, 0),
+			Err: fmt.Errorf("%w: %s", ErrLeaseLost, cause)})
+	}
+}
+
+// The causes of a lost lease, in events.
+const (
+	lostGone    = "renewal found the lock gone or held by another owner"
+	lostOverdue = "no renewal confirmed before the lease deadline"
+	lostTimer   = "the lease ran out before Unlock"
+	lostFound   = "an acquisition found the hold gone from Redis"
+)
 
 // ended reports whether the hold has ended, and why.
 func (h *hold) ended() (bool, error) {
@@ -77,6 +102,7 @@ type watchdog struct {
 	timeout time.Duration
 	batch   int
 	cleanup time.Duration // how long close waits for a pass in flight
+	emit    *emitter
 
 	mu    sync.Mutex
 	holds map[*hold]struct{} // watched: renewed by the loop
@@ -288,6 +314,12 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 		return
 	}
 	cancel()
+	select {
+	case <-inFlight:
+		return
+	default:
+	}
+	w.emit.emit(Event{Type: EventCloseWaiting, Name: "watchdog renewal pass", Duration: w.cleanup})
 	t := time.NewTimer(w.cleanup)
 	defer t.Stop()
 	select {
@@ -301,6 +333,8 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 // nothing: the next pass retries, and the deadline still applies.
 func (w *watchdog) apply(p *pass) {
 	var lost []*hold
+	var failed Event // the first failed renewal call, counting the others
+	renewed := 0
 	w.mu.Lock()
 	w.lastPass, w.lastCalls = p.took, len(p.calls)
 	for c, cl := range p.calls {
@@ -309,17 +343,24 @@ func (w *watchdog) apply(p *pass) {
 		}
 		res, err := cl.cmd.Int64Slice()
 		if err != nil {
+			if failed.Err == nil {
+				h := p.owners[c][0]
+				failed = Event{Type: EventRenewalFailed, Kind: h.what, Name: h.key, Owner: h.owner, Err: err}
+			}
+			failed.Count += len(p.owners[c])
+			failed.Calls++
 			continue
 		}
 		for k, h := range p.owners[c] {
-			renewed := k < len(res) && res[k] == 1
-			if _, ok := w.holds[h]; !ok {
-				if renewed && h.expired && h.drop != nil && !w.tracksField(h.key, h.field) {
+			ok := k < len(res) && res[k] == 1
+			if _, watched := w.holds[h]; !watched {
+				if ok && h.expired && h.drop != nil && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue
 			}
-			if renewed {
+			if ok {
+				renewed++
 				h.expires = p.sent.Add(w.timeout - lossMargin(w.timeout))
 			} else {
 				delete(w.holds, h)
@@ -329,9 +370,14 @@ func (w *watchdog) apply(p *pass) {
 		}
 	}
 	w.mu.Unlock()
+	now := time.Now()
 	for _, h := range lost {
-		h.end(ErrLeaseLost)
+		h.lose(w.emit, lostGone, now.Sub(h.expires))
 	}
+	if failed.Err != nil {
+		w.emit.emit(failed)
+	}
+	w.emit.emit(Event{Type: EventRenewalPass, Count: renewed, Calls: len(p.calls), Duration: p.took})
 }
 
 // tracksField reports whether a live hold of key by field is registered (a
@@ -366,7 +412,7 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 	}
 	w.mu.Unlock()
 	for _, h := range lost {
-		h.end(ErrLeaseLost)
+		h.lose(w.emit, lostOverdue, now.Sub(h.expires))
 	}
 	return next
 }
@@ -393,6 +439,14 @@ func (w *watchdog) close() {
 	for h := range holds {
 		h.end(ErrClientClosed)
 	}
+}
+
+// snapshot returns the number of live holds (watched or ended by a lease
+// timer) and the duration and script call count of the last renewal pass.
+func (w *watchdog) snapshot() (live int, pass time.Duration, calls int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.live), w.lastPass, w.lastCalls
 }
 
 // stats returns the number of holds kept alive and the duration and script
