@@ -203,7 +203,7 @@ type recordHandler struct {
 }
 
 func (h *recordHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *recordHandler) WithGroup(string) slog.Handler          { return h }
+func (h *recordHandler) WithGroup(string) slog.Handler            { return h }
 func (h *recordHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return &recordHandler{l: h.l, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
 }

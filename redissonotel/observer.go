@@ -209,14 +209,15 @@ func isRateLimit(op *redisson.Operation) bool {
 	return strings.HasPrefix(op.Op, "ratelimit.") || strings.Contains(op.Kind, "limiter")
 }
 
-// isAcquire reports whether op is an attempt to take a lock, a permit or a
-// latch (not a rate limiter's grant): an operation named "<kind>.acquire",
-// or one that ended acquired or timed out.
+// isAcquire reports whether op is an attempt to take a lock or a permit or
+// to pass a latch (not a rate limiter's grant): an operation named
+// "<kind>.acquire" or "<kind>.await", or one that ended acquired or timed
+// out.
 func isAcquire(op *redisson.Operation) bool {
 	if isRateLimit(op) {
 		return false
 	}
-	return strings.HasSuffix(op.Op, ".acquire") ||
+	return strings.HasSuffix(op.Op, ".acquire") || strings.HasSuffix(op.Op, ".await") ||
 		op.Outcome == redisson.OutcomeAcquired || op.Outcome == redisson.OutcomeTimedOut
 }
 
