@@ -108,18 +108,24 @@ type spanKey struct{}
 // OperationStart starts the operation's span, a child of the span in ctx,
 // and returns a context carrying it.
 func (o *Observer) OperationStart(ctx context.Context, op *redisson.Operation) context.Context {
-	attrs := make([]attribute.KeyValue, 0, 2)
-	attrs = append(attrs, AttrKind.String(op.Kind))
+	var attrs trace.SpanStartEventOption
 	if name, ok := o.name(op.Name); ok {
-		attrs = append(attrs, AttrName.String(name))
+		attrs = trace.WithAttributes(AttrKind.String(op.Kind), AttrName.String(name))
+	} else {
+		attrs = trace.WithAttributes(AttrKind.String(op.Kind))
 	}
-	start := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
-	if !op.Start.IsZero() {
-		start = append(start, trace.WithTimestamp(op.Start))
+	var span trace.Span
+	if op.Start.IsZero() {
+		ctx, span = o.tracer.Start(ctx, op.Op, internalSpan, attrs)
+	} else {
+		ctx, span = o.tracer.Start(ctx, op.Op, internalSpan, attrs, trace.WithTimestamp(op.Start))
 	}
-	ctx, span := o.tracer.Start(ctx, op.Op, start...)
 	return context.WithValue(ctx, spanKey{}, span)
 }
+
+// internalSpan is the kind of the operations' spans: they wrap the Redis
+// calls (which go-redis's own instrumentation would make client spans of).
+var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
 
 // OperationEnd ends the span OperationStart started (an error status for
 // the outcomes that are failures: error, invalid, closed, cancelled) and
@@ -131,10 +137,8 @@ func (o *Observer) OperationEnd(ctx context.Context, op *redisson.Operation) {
 		return // not a context of OperationStart: nothing to end
 	}
 	if span.IsRecording() {
-		attrs := []attribute.KeyValue{
-			AttrOutcome.String(op.Outcome.String()),
-			AttrRoundTrips.Int(op.RoundTrips),
-		}
+		attrs := make([]attribute.KeyValue, 2, 5)
+		attrs[0], attrs[1] = AttrOutcome.String(op.Outcome.String()), AttrRoundTrips.Int(op.RoundTrips)
 		if op.Wait > 0 || isAcquire(op) {
 			attrs = append(attrs, AttrWaitMS.Float64(ms(op.Wait.Seconds())))
 		}
