@@ -25,6 +25,7 @@ type Client struct {
 	janitor  *janitor
 	topo     topology
 	emit     *emitter // background events: logged, and given to the Observer
+	observed bool     // Options.Observer is set: operations are recorded (observe.go)
 	owners   atomic.Uint64
 	requests atomic.Uint64
 	waiters  atomic.Int64 // callers blocked waiting for another holder (Stats)
@@ -62,6 +63,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		id:             id,
 		opts:           o,
 		emit:           em,
+		observed:       o.Observer != nil,
 		scripts:        s,
 		topo:           topo,
 		pubsub:         ps,

@@ -29,8 +29,8 @@ type multiHold struct {
 func (mh *multiHold) since() time.Time {
 	var t time.Time
 	for _, h := range mh.holds {
-		if h != nil && (t.IsZero() || h.start.Before(t)) {
-			t = h.start
+		if h != nil && (t.IsZero() || h.since().Before(t)) {
+			t = h.since()
 		}
 	}
 	return t
@@ -253,7 +253,7 @@ func NewRedLock(locks ...*Lock) *RedLock {
 // RedLock's locks belong to several clients; the first one's Observer sees
 // the set's operations). The name is the locks' names, comma-separated.
 func (m *MultiLock) begin(ctx context.Context, op string) (context.Context, *opRecord) {
-	if len(m.locks) == 0 || m.locks[0].c.opts.Observer == nil {
+	if len(m.locks) == 0 || !m.locks[0].c.observed {
 		return ctx, nil
 	}
 	return m.locks[0].c.beginObserved(ctx, m.what, m.label(), op)

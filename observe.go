@@ -127,7 +127,7 @@ type Event struct {
 // admin pages. Reading it takes a few mutexes and does no I/O.
 type Stats struct {
 	LeasesHeld      int           // holds this client has (watched by the watchdog or ended by a lease timer)
-	Waiters         int           // callers blocked waiting on a lock, semaphore or latch
+	Waiters         int           // callers blocked waiting on a lock (or its handle's gate), semaphore, latch or RateLimiter
 	Channels        int           // pub/sub channels subscribed (or lingering)
 	PubSubConns     int           // pub/sub connections open
 	PubSubReplaced  uint64        // pub/sub connections replaced after a failure, since New
@@ -237,25 +237,26 @@ type opKey struct{}
 // the counts the layers below add to it while it runs (they find it in the
 // context). It exists only when Options.Observer is set.
 type opRecord struct {
-	obs   Observer
-	ctx   context.Context // the one OperationStart returned
-	op    Operation
-	trips atomic.Int32
-	wait  atomic.Int64 // ns blocked
+	obs    Observer
+	parent *opRecord       // the operation this one runs within, if any
+	ctx    context.Context // the one OperationStart returned
+	op     Operation
+	trips  atomic.Int32
+	wait   atomic.Int64 // ns blocked
 }
 
 // begin starts observing a public operation: with an Observer it returns
 // the context the operation must run under (carrying the record) and the
 // record; without one, ctx and nil, and does nothing else.
 func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	if c.opts.Observer == nil {
-		return ctx, nil
+	if c.observed {
+		return c.beginObserved(ctx, kind, name, op)
 	}
-	return c.beginObserved(ctx, kind, name, op)
+	return ctx, nil
 }
 
 func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	r := &opRecord{obs: c.opts.Observer}
+	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
 	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
 	ctx = context.WithValue(ctx, opKey{}, r)
 	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
@@ -268,12 +269,19 @@ func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (cont
 // end reports the operation's result: err, or done when err is nil (see
 // outcomeOf). Nothing on a nil record.
 func (r *opRecord) end(err error, done Outcome) {
-	if r == nil {
-		return
+	if r != nil {
+		r.finish(err, done)
 	}
+}
+
+func (r *opRecord) finish(err error, done Outcome) {
 	r.op.Duration = time.Since(r.op.Start)
 	r.op.Wait = time.Duration(r.wait.Load())
 	r.op.RoundTrips = int(r.trips.Load())
+	if p := r.parent; p != nil { // a MultiLock's release of each lock
+		p.trips.Add(int32(r.op.RoundTrips))
+		p.wait.Add(int64(r.op.Wait))
+	}
 	r.op.Err = err
 	r.op.Outcome = outcomeOf(err, done)
 	r.obs.OperationEnd(r.ctx, &r.op)
@@ -295,7 +303,7 @@ func recordOf(ctx context.Context) *opRecord {
 // trip counts n Redis round trips made for the operation ctx belongs to,
 // when the client is observed.
 func (c *Client) trip(ctx context.Context, n int) {
-	if c.opts.Observer != nil {
+	if c.observed {
 		countTrips(ctx, n)
 	}
 }
@@ -311,7 +319,7 @@ func countTrips(ctx context.Context, n int) {
 // otherwise). blockEnd ends it.
 func (c *Client) blockStart() time.Time {
 	c.waiters.Add(1)
-	if c.opts.Observer == nil {
+	if !c.observed {
 		return time.Time{}
 	}
 	return time.Now()
@@ -494,9 +502,26 @@ func (m *emitter) emit(e Event) {
 // reject reports an operation refused before it began (bad input, a closed
 // client) by a method that begins observing only once its input is checked.
 func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
-	if c.opts.Observer == nil {
+	if !c.observed {
 		return
 	}
 	_, rec := c.beginObserved(ctx, kind, name, op)
 	rec.end(err, OutcomeOK)
+}
+
+// okIf is acquiredIf for a wait that takes nothing (a latch's).
+func okIf(ok bool) Outcome {
+	if ok {
+		return OutcomeOK
+	}
+	return OutcomeTimedOut
+}
+
+// limitedIf is the outcome of a limiter's request with a wait: refused at
+// once (wait 0) is a denial, after waiting a time-out.
+func limitedIf(ok bool, wait time.Duration) Outcome {
+	if wait == 0 {
+		return grantedIf(ok)
+	}
+	return acquiredIf(ok)
 }

@@ -188,7 +188,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	h := l.hold
 	err = l.unlock(ctx)
 	if rec != nil && err == nil && h != nil && l.hold != h {
-		rec.held(h.start) // the final release: the hold ended
+		rec.held(h.since()) // the final release: the hold ended
 	}
 	return err
 }

@@ -106,7 +106,7 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 	switch {
 	case h == nil:
 		h = l.newHold()
-		h.start = start
+		h.taken = start.Sub(epoch)
 		l.hold, l.used = h, true
 		l.leases = l.leases[:0]
 		if l.kind.stackedLeases && !watched {

@@ -145,8 +145,8 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 	}
 	h.deadline = deadline
 	w := l.c.watchdog
-	em := l.c.emit
-	h.timer = time.AfterFunc(time.Until(deadline), func() { w.remove(h); h.lose(em, lostTimer, time.Since(deadline)) })
+	// The timer fires at the deadline: the loss is not late.
+	h.timer = time.AfterFunc(time.Until(deadline), func() { l.c.watchdog.remove(h); h.lose(l.c.emit, lostTimer, 0) })
 	if !w.keep(h) { // Close ends every live hold; after it, this one at once
 		h.end(ErrClientClosed)
 	}
@@ -157,7 +157,7 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 func (l *Lock) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
-	h.what, h.owner = l.kind.what, id.owner
+	h.kind = l.kind
 	h.renew, h.drop = l.kind.renew, l.kind.drop
 	if h.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,14 +14,13 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	what    string    // the lock's kind, in events
-	owner   string    // the owner, in events
-	start   time.Time // when the acquisition that took it was sent
-	key     string    // lock key
-	field   string    // owner field
-	channel string    // unlock channel
-	slot    int       // hash slot of key, on Cluster
-	seq     uint64    // unique within the client
+	kind    *lockKind     // the lock's, for events
+	taken   time.Duration // when the acquisition that took it was sent, since epoch
+	key     string        // lock key
+	field   string        // owner field
+	channel string        // unlock channel
+	slot    int           // hash slot of key, on Cluster
+	seq     uint64        // unique within the client
 	renew   *script
 	drop    *script // nil: a stale field is left to expire
 	pub     any     // with drop: the publish command
@@ -56,11 +56,26 @@ func (h *hold) end(err error) bool {
 	return ended
 }
 
+// epoch is the origin of hold.taken (a Duration keeps the hold small).
+var epoch = time.Now()
+
+// since returns when the acquisition that took h was sent.
+func (h *hold) since() time.Time { return epoch.Add(h.taken) }
+
+// what returns the lock's kind and owner, for events.
+func (h *hold) what() (kind, owner string) {
+	if h.kind == nil {
+		return "", h.field
+	}
+	return h.kind.what, strings.TrimSuffix(h.field, h.kind.suffix)
+}
+
 // lose ends h with ErrLeaseLost, reporting the loss (cause says how it was
 // found, late how long after the lease deadline known here) through em.
 func (h *hold) lose(em *emitter, cause string, late time.Duration) {
 	if h.end(ErrLeaseLost) {
-		em.emit(Event{Type: EventLeaseLost, Kind: h.what, Name: h.key, Owner: h.owner, Late: max(late, 0),
+		kind, owner := h.what()
+		em.emit(Event{Type: EventLeaseLost, Kind: kind, Name: h.key, Owner: owner, Late: max(late, 0),
 			Err: fmt.Errorf("%w: %s", ErrLeaseLost, cause)})
 	}
 }
@@ -345,7 +360,8 @@ func (w *watchdog) apply(p *pass) {
 		if err != nil {
 			if failed.Err == nil {
 				h := p.owners[c][0]
-				failed = Event{Type: EventRenewalFailed, Kind: h.what, Name: h.key, Owner: h.owner, Err: err}
+				kind, owner := h.what()
+				failed = Event{Type: EventRenewalFailed, Kind: kind, Name: h.key, Owner: owner, Err: err}
 			}
 			failed.Count += len(p.owners[c])
 			failed.Calls++
