@@ -106,20 +106,10 @@ func NewObserver(opts ...Option) *Observer {
 type spanKey struct{}
 
 // OperationStart starts the operation's span, a child of the span in ctx,
-// and returns a context carrying it.
+// and returns a context carrying it. The span's attributes are all set when
+// it ends, in one call (samplers see only its name and kind).
 func (o *Observer) OperationStart(ctx context.Context, op *redisson.Operation) context.Context {
-	var attrs trace.SpanStartEventOption
-	if name, ok := o.name(op.Name); ok {
-		attrs = trace.WithAttributes(AttrKind.String(op.Kind), AttrName.String(name))
-	} else {
-		attrs = trace.WithAttributes(AttrKind.String(op.Kind))
-	}
-	var span trace.Span
-	if op.Start.IsZero() {
-		ctx, span = o.tracer.Start(ctx, op.Op, internalSpan, attrs)
-	} else {
-		ctx, span = o.tracer.Start(ctx, op.Op, internalSpan, attrs, trace.WithTimestamp(op.Start))
-	}
+	ctx, span := o.tracer.Start(ctx, op.Op, internalSpan)
 	return context.WithValue(ctx, spanKey{}, span)
 }
 
@@ -136,31 +126,33 @@ func (o *Observer) OperationEnd(ctx context.Context, op *redisson.Operation) {
 	if !ok {
 		return // not a context of OperationStart: nothing to end
 	}
-	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 2, 5)
-		attrs[0], attrs[1] = AttrOutcome.String(op.Outcome.String()), AttrRoundTrips.Int(op.RoundTrips)
-		if op.Wait > 0 || isAcquire(op) {
-			attrs = append(attrs, AttrWaitMS.Float64(ms(op.Wait.Seconds())))
-		}
-		if op.Held > 0 {
-			attrs = append(attrs, AttrHeldMS.Float64(ms(op.Held.Seconds())))
-		}
-		if failed(op.Outcome) {
-			attrs = append(attrs, AttrErrorType.String(op.Outcome.String()))
-			if op.Err != nil {
-				span.RecordError(op.Err)
-				span.SetStatus(codes.Error, op.Err.Error())
-			} else {
-				span.SetStatus(codes.Error, op.Outcome.String())
-			}
-		}
-		span.SetAttributes(attrs...)
-	}
-	if op.Start.IsZero() {
+	if !span.IsRecording() {
 		span.End()
 		return
 	}
-	span.End(trace.WithTimestamp(op.Start.Add(op.Duration)))
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, AttrKind.String(op.Kind))
+	if name, ok := o.name(op.Name); ok {
+		attrs = append(attrs, AttrName.String(name))
+	}
+	attrs = append(attrs, AttrOutcome.String(op.Outcome.String()), AttrRoundTrips.Int(op.RoundTrips))
+	if op.Wait > 0 || isAcquire(op) {
+		attrs = append(attrs, AttrWaitMS.Float64(ms(op.Wait.Seconds())))
+	}
+	if op.Held > 0 {
+		attrs = append(attrs, AttrHeldMS.Float64(ms(op.Held.Seconds())))
+	}
+	if failed(op.Outcome) {
+		attrs = append(attrs, AttrErrorType.String(op.Outcome.String()))
+		if op.Err != nil {
+			span.RecordError(op.Err)
+			span.SetStatus(codes.Error, op.Err.Error())
+		} else {
+			span.SetStatus(codes.Error, op.Outcome.String())
+		}
+	}
+	span.SetAttributes(attrs...)
+	span.End()
 }
 
 // Event counts a background event in redisson.events and in the
