@@ -145,3 +145,19 @@ func TestEventsAreCounted(t *testing.T) {
 		t.Errorf("%s = %d, want 5", redissonotel.MetricEvents, n)
 	}
 }
+
+// An event whose context carries a recording span (Close waiting under
+// the caller's context) is added to that span; it makes none of its own.
+func TestEventJoinsTheContextSpan(t *testing.T) {
+	tm := newTelemetry(t)
+	ctx, span := tm.tracer.Start(context.Background(), "shutdown")
+	tm.obs.Event(ctx, &redisson.Event{Type: redisson.EventCloseWaiting, Name: "watchdog", Duration: time.Second})
+	span.End()
+	spans := tm.spans.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want only the caller's", len(spans))
+	}
+	if ev := spans[0].Events; len(ev) != 1 || ev[0].Name != "redisson.close_waiting" {
+		t.Errorf("caller's span events %v, want one redisson.close_waiting", ev)
+	}
+}
