@@ -84,7 +84,8 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 		own:     true,
 		beat:    c.opts.FairWaiterTimeout / 3,
 		onGiveUp: func(ctx context.Context, wait time.Duration) {
-			c.emit.emit(Event{Type: EventWaiterGaveUp, Kind: fairKind, Name: n.name, Owner: owner})
+			// (A fair lock's field is its owner; leaveKeys[0] its name.)
+			c.emit.emit(Event{Type: EventWaiterGaveUp, Kind: fairKind, Name: leaveKeys[0], Owner: field})
 			c.leaveQueue(ctx, leaveKeys, field, wait)
 		},
 	}

@@ -458,7 +458,8 @@ func (m *emitter) emit(e Event) {
 	}
 	e.Time = time.Now()
 	if m.obs != nil {
-		m.obs.Event(ctx, &e)
+		ev := e // only this copy goes to the heap (the Observer is given a pointer)
+		m.obs.Event(ctx, &ev)
 	}
 	if !logged {
 		return

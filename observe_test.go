@@ -675,4 +675,38 @@ func TestObserveNoObserverAddsNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("begin/trip/block/end without an Observer allocate %v times, want 0", n)
 	}
+	// An event nobody logs or observes costs no allocation either.
+	em := &emitter{log: slog.New(slog.DiscardHandler)}
+	if n := testing.AllocsPerRun(100, func() {
+		em.emit(Event{Type: EventRenewalPass, Count: 1, Calls: 1, Duration: time.Millisecond})
+	}); n != 0 {
+		t.Errorf("an event with no Observer and no enabled Logger allocates %v times, want 0", n)
+	}
+}
+
+func TestObserveFairWaiterGaveUp(t *testing.T) {
+	c, rec, logs := observedClient(t, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, c.rdb)
+	t.Cleanup(func() {
+		c.rdb.Del(context.Background(), fairQueueKey(name), prefixName("redisson_lock_timeout", name), prefixName("redisson_lock_alive", name))
+	})
+	holder, waiter := c.GetFairLock(name), c.GetFairLock(name)
+	mustTryLock(t, ctx, holder, 0, 0)
+	if ok, err := waiter.TryLock(ctx, 100*time.Millisecond, 0); ok || err != nil {
+		t.Fatalf("fair TryLock on a held lock = %v, %v; want false, nil", ok, err)
+	}
+	evs := rec.eventsOf(EventWaiterGaveUp)
+	if len(evs) != 1 || evs[0].Kind != "fair lock" || evs[0].Name != name || evs[0].Owner != waiter.Owner() {
+		t.Fatalf("waiter_gave_up events = %+v; want one for %q, owner %q", evs, name, waiter.Owner())
+	}
+	if op := rec.last(t, opLockAcquire, name); op.Kind != "fair lock" || op.Outcome != OutcomeTimedOut || op.Wait <= 0 {
+		t.Errorf("fair waiter's lock.acquire: kind %q, outcome %v, Wait %v; want fair lock, timed_out, > 0", op.Kind, op.Outcome, op.Wait)
+	}
+	if recs := logs.find("waiter_gave_up"); len(recs) != 1 || recs[0].level != slog.LevelInfo || recs[0].attrs["owner"] != waiter.Owner() {
+		t.Errorf("waiter_gave_up log records = %+v; want one at Info with the owner", recs)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -298,7 +298,7 @@ func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
 	start := time.Now()
 	expires := start.Add(lease - lossMargin(lease))
 	arg := strconv.FormatInt(ms, 10)
-	res, err := l.c.scripts.run(ctx, h.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
+	res, err := l.c.scripts.run(ctx, h.kind.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
 	if err == nil && len(res) != 1 {
 		err = objectErrorf(l.kind.what, l.name, "%w: extend returned %v", ErrUnexpectedReply, res)
 	} else if err != nil {

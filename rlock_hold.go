@@ -158,8 +158,7 @@ func (l *Lock) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
 	h.kind = l.kind
-	h.renew, h.drop = l.kind.renew, l.kind.drop
-	if h.drop != nil {
+	if l.kind.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)

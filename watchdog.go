@@ -14,16 +14,14 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	kind    *lockKind     // the lock's, for events
+	kind    *lockKind     // the lock's: its renew and drop scripts, its name in events
 	taken   time.Duration // when the acquisition that took it was sent, since epoch
 	key     string        // lock key
 	field   string        // owner field
 	channel string        // unlock channel
 	slot    int           // hash slot of key, on Cluster
 	seq     uint64        // unique within the client
-	renew   *script
-	drop    *script // nil: a stale field is left to expire
-	pub     any     // with drop: the publish command
+	pub     any           // with kind.drop: the publish command (kind.drop nil: a stale field is left to expire)
 	// renewArgs are the hold's arguments to renew after the lease.
 	renewArgs []any
 	done      chan struct{}
@@ -272,8 +270,8 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	}
 	// One call renews holds of one script and one slot.
 	sort.Slice(holds, func(i, j int) bool {
-		if holds[i].renew != holds[j].renew {
-			return holds[i].renew.name < holds[j].renew.name
+		if holds[i].kind.renew != holds[j].kind.renew {
+			return holds[i].kind.renew.name < holds[j].kind.renew.name
 		}
 		return holds[i].slot < holds[j].slot
 	})
@@ -281,11 +279,11 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	ms := strconv.FormatInt(w.timeout.Milliseconds(), 10)
 	for i := 0; i < len(holds); {
 		j := i + 1
-		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].renew == holds[i].renew {
+		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].kind.renew == holds[i].kind.renew {
 			j++
 		}
 		chunk := holds[i:j]
-		cl := &call{s: chunk[0].renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
+		cl := &call{s: chunk[0].kind.renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
 		cl.args[0] = ms
 		for k, h := range chunk {
 			cl.keys[k] = h.key
@@ -296,7 +294,7 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 		i = j
 	}
 	for _, h := range stale {
-		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
+		p.calls = append(p.calls, &call{s: h.kind.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1) // never blocks the pass, even once abandoned
@@ -370,7 +368,7 @@ func (w *watchdog) apply(p *pass) {
 		for k, h := range p.owners[c] {
 			ok := k < len(res) && res[k] == 1
 			if _, watched := w.holds[h]; !watched {
-				if ok && h.expired && h.drop != nil && !w.tracksField(h.key, h.field) {
+				if ok && h.expired && h.kind.drop != nil && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue
