@@ -24,9 +24,13 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
+	delayq   *delayMover
 	topo     topology
+	emit     *emitter // background events: logged, and given to the Observer
+	observed bool     // Options.Observer is set: operations are recorded (observe.go)
 	owners   atomic.Uint64
 	requests atomic.Uint64
+	waiters  atomic.Int64 // callers blocked waiting for another holder (Stats)
 	closed   atomic.Bool
 	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
@@ -52,17 +56,27 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	topo := topologyOf(rdb)
-	s := &scripts{rdb: rdb, topo: topo}
+	em := &emitter{log: o.Logger, obs: o.Observer}
+	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
 	id := uuid.NewString()
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
+	ps.emit = em
+	wd := newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout)
+	wd.emit = em
+	jn := newJanitor(rdb, topo, time.Second)
+	jn.emit = em
 	return &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
+		emit:           em,
+		observed:       o.Observer != nil,
 		scripts:        s,
 		topo:           topo,
-		pubsub:         newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
-		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
-		janitor:        newJanitor(rdb, topo, time.Second),
+		pubsub:         ps,
+		delayq:         newDelayMover(s, ps),
+		watchdog:       wd,
+		janitor:        jn,
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil
@@ -81,14 +95,16 @@ func (c *Client) Options() Options { return c.opts }
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
-// ErrClientClosed. Every later call on an object of this client returns
-// ErrClientClosed. Close does not close the go-redis client and is safe to
-// call more than once.
+// ErrClientClosed. The delayed queues it runs stop (a move in flight
+// either ran whole on the server or not at all). Every later call on an
+// object of this client returns ErrClientClosed. Close does not close the
+// go-redis client and is safe to call more than once.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	close(c.closing)
+	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()
 	c.janitor.close()

@@ -88,6 +88,9 @@ var documentedKeys = []keyRow{
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
+	{"List", "name", "list", permanent, false},
+	{"Set", "name", "set", permanent, false},
+	{"SortedSet", "name", "zset", permanent, false},
 	{"LocalCachedMap", "name", "hash", permanent, false},
 	{"LocalCachedMap", "redisson__cache_updates_log:{name}", "zset", permanent, false},
 	{"LocalCachedMap", "name:clear:<request id>", "string", expiring, true},
@@ -95,6 +98,9 @@ var documentedKeys = []keyRow{
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
 	{"IdGenerator", "{name}:allocation", "string", permanent, false},
+	{"DelayedQueue", "name", "list", permanent, false},
+	{"DelayedQueue", "redisson_delay_queue_timeout:{name}", "zset", permanent, false},
+	{"DelayedQueue", "redisson_delay_queue:{name}", "list", permanent, false},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -319,6 +325,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("AtomicLong.IncrementAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
+	_, err = GetList[string](c, name("List")).Add(ctx, "v")
+	must("List.Add", err)
+	_, err = GetSet[string](c, name("Set")).Add(ctx, "v")
+	must("Set.Add", err)
+	_, err = GetSortedSet[string](c, name("SortedSet")).Add(ctx, 1, "v")
+	must("SortedSet.Add", err)
 	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
 	defer lcm.Close()
 	_, _, err = lcm.Put(ctx, "k", 1)
@@ -333,6 +345,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	mustTrue("IdGenerator.TryInit", ok, err)
 	_, err = ids.NextID(ctx)
 	must("IdGenerator.NextID", err)
+	// DelayedQueue: one value moved into the destination, one pending.
+	delayDest := name("DelayedQueue")
+	dq := GetDelayedQueue[string](c, delayDest)
+	must("DelayedQueue.Offer", dq.Offer(ctx, "now", 0))
+	must("DelayedQueue.Offer", dq.Offer(ctx, "later", time.Hour))
+	eventually(t, 10*time.Second, "the due value moved", func() bool { return rdb.LLen(ctx, delayDest).Val() == 1 })
 	_, err = GetTopic[string](c, name("Topic")).Publish(ctx, "m") // no key
 	must("Topic.Publish", err)
 	_, err = GetShardedTopic[string](c, name("ShardedTopic")).Publish(ctx, "m")

@@ -80,7 +80,8 @@ func foreignAt(write func(context.Context, redis.UniversalClient, string) error,
 	}
 }
 
-// itself, member, bloomConfigKey and identityOf name an object's keys.
+// itself, member, bloomConfigKey, delayTimeoutKey, delayListKey and
+// identityOf name an object's keys.
 func itself(name string) string { return name }
 
 func member(suffix string) func(string) string {
@@ -92,7 +93,9 @@ func member(suffix string) func(string) string {
 	}
 }
 
-func bloomConfigKey(name string) string { return suffixName(name, "config") }
+func bloomConfigKey(name string) string  { return suffixName(name, "config") }
+func delayTimeoutKey(name string) string { return delayKeysOf(name).timeout }
+func delayListKey(name string) string    { return delayKeysOf(name).list }
 func identityOf(key string) func(string) string {
 	return func(name string) string { return identityKey(name, key) }
 }
@@ -157,6 +160,15 @@ func objectRows() []objectRow {
 		row("Map", func(c *Client, name string) *Map[string, int64] { return GetMap[string, int64](c, name) },
 			func(ctx context.Context, m *Map[string, int64]) error { return second(m.FastPut(ctx, "k", 1)) },
 			stringAt(itself)),
+		row("List", func(c *Client, name string) *List[string] { return GetList[string](c, name) },
+			func(ctx context.Context, l *List[string]) error { return second(l.Add(ctx, "v")) },
+			stringAt(itself)),
+		row("Set", func(c *Client, name string) *Set[string] { return GetSet[string](c, name) },
+			func(ctx context.Context, s *Set[string]) error { return second(s.Add(ctx, "v")) },
+			stringAt(itself)),
+		row("SortedSet", func(c *Client, name string) *SortedSet[string] { return GetSortedSet[string](c, name) },
+			func(ctx context.Context, z *SortedSet[string]) error { return second(z.Add(ctx, 1, "v")) },
+			hashAt(itself)),
 		row("LocalCachedMap", func(c *Client, name string) *LocalCachedMap[string, int64] {
 			return GetLocalCachedMap[string, int64](c, name, LocalCacheOptions{})
 		},
@@ -170,6 +182,9 @@ func objectRows() []objectRow {
 		row("IdGenerator", (*Client).GetIdGenerator,
 			func(ctx context.Context, g *IdGenerator) error { return second(g.NextID(ctx)) },
 			hashAt(itself)),
+		row("DelayedQueue", func(c *Client, name string) *DelayedQueue[string] { return GetDelayedQueue[string](c, name) },
+			func(ctx context.Context, q *DelayedQueue[string]) error { return q.Offer(ctx, "v", time.Second) },
+			stringAt(delayTimeoutKey, delayListKey)),
 		row("Topic", func(c *Client, name string) *Topic[string] { return GetTopic[string](c, name) },
 			func(ctx context.Context, tp *Topic[string]) error { return second(tp.Publish(ctx, "m")) },
 			nil),

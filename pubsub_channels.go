@@ -188,13 +188,17 @@ func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
 }
 
 // listener is one local subscriber of a topic: the receive loop hands it
-// payloads without blocking, dropping those that find its buffer full. A
-// listener with a hook (a local cache, which must hear every message or
-// know it may not have) gets its messages through the hook instead.
+// payloads without blocking, dropping those that find its buffer full.
+// resubscribed, when not nil (a delayed queue's mover), receives a signal,
+// without blocking, each time the channel is subscribed again after a
+// reconnect: messages may have been lost meanwhile. A listener with a hook
+// (a local cache, which must hear every message or know it may not have)
+// gets its messages through the hook instead of ch.
 type listener struct {
-	ch      chan string
-	dropped atomic.Int64
-	hook    channelHook
+	ch           chan string
+	resubscribed chan struct{}
+	dropped      atomic.Int64
+	hook         channelHook
 }
 
 // channelHook is told, in order and under pubsubService.mu, what happens on

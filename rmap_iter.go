@@ -52,16 +52,26 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
 	if err := m.check(); err != nil {
+		m.c.reject(ctx, mapKind, m.name, opMapScan, err)
 		return err
 	}
 	if it.batch < 1 {
-		return objectErrorf(mapKind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
+		err := objectErrorf(mapKind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
+		m.c.reject(ctx, mapKind, m.name, opMapScan, err)
+		return err
 	}
 	var cursor uint64
 	for {
-		kv, next, err := m.c.rdb.HScan(ctx, m.name, cursor, "", int64(it.batch)).Result()
+		// One operation per batch: the caller's loop body is not its time.
+		bctx, rec := m.c.begin(ctx, mapKind, m.name, opMapScan)
+		m.c.trip(bctx, 1)
+		kv, next, err := m.c.rdb.HScan(bctx, m.name, cursor, "", int64(it.batch)).Result()
 		if err != nil {
-			return m.wrap(err)
+			err = m.wrap(err)
+		}
+		rec.end(err, OutcomeOK)
+		if err != nil {
+			return err
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			k, v, err := m.entry(kv[i], kv[i+1])
