@@ -92,6 +92,8 @@ var documentedKeys = []keyRow{
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
 	{"IdGenerator", "{name}:allocation", "string", permanent, false},
+	{"Queue", "name", "list", permanent, false},
+	{"Deque", "name", "list", permanent, false},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -329,6 +331,10 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("Topic.Publish", err)
 	_, err = GetShardedTopic[string](c, name("ShardedTopic")).Publish(ctx, "m")
 	must("ShardedTopic.Publish", err)
+
+	// Queues.
+	must("Queue.Offer", GetQueue[string](c, name("Queue")).Offer(ctx, "v"))
+	must("Deque.OfferFirst", GetDeque[string](c, name("Deque")).OfferFirst(ctx, "v"))
 
 	scan("every object in use")
 
