@@ -23,6 +23,7 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
+	queues   *queueService
 	topo     topology
 	owners   atomic.Uint64
 	requests atomic.Uint64
@@ -48,7 +49,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	topo := topologyOf(rdb)
 	s := &scripts{rdb: rdb, topo: topo}
 	id := uuid.NewString()
-	return &Client{
+	c := &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
@@ -59,7 +60,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		janitor:        newJanitor(rdb, topo, time.Second),
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
-	}, nil
+	}
+	c.queues = newQueueService(c)
+	return c, nil
 }
 
 // ID returns the client's UUID, the first half of every owner field it
@@ -83,6 +86,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
+	c.queues.close()
 	c.watchdog.close()
 	c.pubsub.close()
 	c.janitor.close()

@@ -174,6 +174,13 @@ var (
 	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
 )
 
+// Errors of queues.
+var (
+	// ErrInvalidCapacity is returned by BoundedBlockingQueue.TrySetCapacity
+	// for a capacity below 1. Redis is left unchanged.
+	ErrInvalidCapacity = errors.New("redisson: invalid queue capacity")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 
