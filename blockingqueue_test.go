@@ -471,3 +471,108 @@ func blockedClients(ctx context.Context, rdb redis.UniversalClient) int {
 	}
 	return 0
 }
+
+// TestClusterQueues: on a 3-master cluster, queues on every master deliver
+// each element once to takers of two clients; PollFromAny takes from
+// queues sharing a {tag} (one slot, as Redisson's BLPOP needs) and from
+// queues in different slots; a name with a brace but no tag is
+// ErrInvalidName; a bounded queue's Put is woken by a take (sharded
+// pub/sub).
+func TestClusterQueues(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	ctx := testCtx(t, 2*time.Minute)
+	a, b := newClient(t, rdb, nil), newClient(t, rdb, nil)
+	base := uniqueName(t, rdb)
+	masters := map[string]bool{}
+	var names []string
+	for i := range 9 {
+		n := fmt.Sprintf("%s:%d", base, i)
+		names = append(names, n)
+		node, err := rdb.MasterForKey(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		masters[node.Options().Addr] = true
+		t.Cleanup(func() { rdb.Del(context.Background(), n) })
+	}
+	if len(masters) != 3 {
+		t.Fatalf("names on %d masters, want 3", len(masters))
+	}
+	const per = 50
+	for _, n := range names {
+		got := make(chan int, 2*per)
+		var wg sync.WaitGroup
+		for _, c := range []*Client{a, b} {
+			q := GetBlockingQueue[int](c, n)
+			for range per {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v, ok, err := q.Poll(ctx, 5*time.Second)
+					if err != nil {
+						t.Errorf("%s: Poll: %v", n, err)
+					}
+					if ok {
+						got <- v
+					}
+				}()
+			}
+		}
+		p := GetQueue[int](a, n)
+		for i := range 2 * per {
+			if err := p.Offer(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		close(got)
+		seen := map[int]bool{}
+		for v := range got {
+			if seen[v] {
+				t.Fatalf("%s: %d taken twice", n, v)
+			}
+			seen[v] = true
+		}
+		if len(seen) != 2*per {
+			t.Fatalf("%s: %d taken, want %d", n, len(seen), 2*per)
+		}
+	}
+
+	tagged := GetBlockingQueue[string](a, "{"+base+"}:one")
+	t.Cleanup(func() { rdb.Del(context.Background(), "{"+base+"}:one", "{"+base+"}:two") })
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		GetQueue[string](b, "{"+base+"}:two").Offer(ctx, "tagged")
+	}()
+	if v, ok, err := tagged.PollFromAny(ctx, 10*time.Second, "{"+base+"}:two"); err != nil || !ok || v != "tagged" {
+		t.Fatalf("PollFromAny in one slot = %q, %v, %v", v, ok, err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		GetQueue[string](b, names[4]).Offer(ctx, "elsewhere")
+	}()
+	if v, ok, err := tagged.PollFromAny(ctx, 10*time.Second, names[4]); err != nil || !ok || v != "elsewhere" {
+		t.Fatalf("PollFromAny across slots = %q, %v, %v", v, ok, err)
+	}
+	if _, _, err := tagged.PollFromAny(ctx, time.Second, "bad{name"); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("PollFromAny with a brace but no tag: got %v, want ErrInvalidName", err)
+	}
+	if _, err := GetBlockingQueue[string](a, "bad{name").Take(ctx); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("Take on a brace without a tag: got %v, want ErrInvalidName", err)
+	}
+
+	bq := GetBoundedBlockingQueue[string](a, names[7])
+	t.Cleanup(func() { rdb.Del(context.Background(), boundedCapKey(names[7])) })
+	bq.TrySetCapacity(ctx, 1)
+	if err := bq.Put(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	put := async(func() error { return bq.Put(ctx, "y") })
+	time.Sleep(200 * time.Millisecond)
+	stillBlocked(t, put, "Put on a full queue")
+	if v, err := GetBoundedBlockingQueue[string](b, names[7]).Take(ctx); err != nil || v != "x" {
+		t.Fatalf("Take = %q, %v", v, err)
+	}
+	await(t, put, 10*time.Second, "Put after a take on a cluster")
+}

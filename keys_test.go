@@ -94,6 +94,13 @@ var documentedKeys = []keyRow{
 	{"IdGenerator", "{name}:allocation", "string", permanent, false},
 	{"Queue", "name", "list", permanent, false},
 	{"Deque", "name", "list", permanent, false},
+	{"BlockingQueue", "name", "list", permanent, false},
+	{"BlockingQueue", "redisson_queue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
+	{"BoundedBlockingQueue", "name", "list", permanent, false},
+	{"BoundedBlockingQueue", "redisson_bqs:{name}", "string", permanent, false},
+	{"BoundedBlockingQueue", "redisson_queue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BoundedBlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -335,6 +342,17 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	// Queues.
 	must("Queue.Offer", GetQueue[string](c, name("Queue")).Offer(ctx, "v"))
 	must("Deque.OfferFirst", GetDeque[string](c, name("Deque")).OfferFirst(ctx, "v"))
+
+	bq := GetBlockingQueue[string](c, name("BlockingQueue"))
+	must("BlockingQueue.Offer", bq.Offer(ctx, "v"))
+	must("BlockingQueue.Offer", bq.Offer(ctx, "w"))
+	_, err = bq.Take(ctx)
+	must("BlockingQueue.Take", err)
+	bbq := GetBoundedBlockingQueue[string](c, name("BoundedBlockingQueue"))
+	ok, err = bbq.TrySetCapacity(ctx, 10)
+	mustTrue("BoundedBlockingQueue.TrySetCapacity", ok, err)
+	ok, err = bbq.Offer(ctx, "v")
+	mustTrue("BoundedBlockingQueue.Offer", ok, err)
 
 	scan("every object in use")
 

@@ -7,8 +7,9 @@
 -- ARGV[2]  publish command: publish or spublish
 --
 -- Returns 1 when it set the counter (and published it), 0 when the
--- counter exists already (left alone).
-if redis.call('exists', KEYS[1]) == 1 then
+-- counter exists already (left alone); a key of another type is a
+-- WRONGTYPE error.
+if redis.call('get', KEYS[1]) then
     return 0
 end
 redis.call('set', KEYS[1], ARGV[1])
