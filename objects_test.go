@@ -176,7 +176,10 @@ func objectRows() []objectRow {
 			func(ctx context.Context, d *Deque[string]) error { return d.OfferFirst(ctx, "v") },
 			hashAt(itself)),
 		row("BlockingQueue", func(c *Client, name string) *BlockingQueue[string] { return GetBlockingQueue[string](c, name) },
-			func(ctx context.Context, q *BlockingQueue[string]) error { _, _, err := q.Poll(ctx, time.Second); return err },
+			func(ctx context.Context, q *BlockingQueue[string]) error {
+				_, _, err := q.Poll(ctx, time.Second)
+				return err
+			},
 			hashAt(itself)),
 		row("BoundedBlockingQueue", func(c *Client, name string) *BoundedBlockingQueue[string] {
 			return GetBoundedBlockingQueue[string](c, name)
