@@ -43,7 +43,7 @@ type BoundedBlockingQueue[T any] struct {
 // (WithCodec). An empty name makes every method return ErrEmptyName. Call
 // TrySetCapacity before the first Offer or Put.
 func GetBoundedBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *BoundedBlockingQueue[T] {
-	inflight := inflightKey(c, name)
+	inflight := inflightKey(c.id, name)
 	capKey, channel := boundedCapKey(name), boundedChannel(name)
 	return &BoundedBlockingQueue[T]{BlockingQueue: BlockingQueue[T]{
 		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, capKey, channel),

@@ -61,7 +61,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}
-	c.queues = newQueueService(c)
+	c.queues = newQueueService(rdb, s, c.pubsub, o.Logger, o.CleanupTimeout)
 	return c, nil
 }
 
@@ -78,7 +78,9 @@ func (c *Client) Options() Options { return c.opts }
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
-// ErrClientClosed. Every later call on an object of this client returns
+// ErrClientClosed, blocked queue takes at once (Close waits up to a second
+// for the queues' dispatcher loops to finish their BLMOVE and put back what
+// they hold). Every later call on an object of this client returns
 // ErrClientClosed. Close does not close the go-redis client and is safe to
 // call more than once.
 func (c *Client) Close() error {

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,18 +85,23 @@ type dispatcher struct {
 
 // queueService owns the dispatcher loops of one client.
 type queueService struct {
-	c      *Client
-	mu     sync.Mutex
-	closed bool
-	ds     map[string]*dispatcher
-	ctx    context.Context // ended by close
-	cancel context.CancelFunc
-	loops  sync.WaitGroup
+	rdb     redis.UniversalClient
+	scripts *scripts
+	pubsub  *pubsubService
+	logger  *slog.Logger
+	cleanup time.Duration // CleanupTimeout: how long a settle may outlive close
+	mu      sync.Mutex
+	closed  bool
+	ds      map[string]*dispatcher
+	ctx     context.Context // ended by close
+	cancel  context.CancelFunc
+	loops   sync.WaitGroup
 }
 
-func newQueueService(c *Client) *queueService {
+func newQueueService(rdb redis.UniversalClient, s *scripts, ps *pubsubService, logger *slog.Logger, cleanup time.Duration) *queueService {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &queueService{c: c, ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
+	return &queueService{rdb: rdb, scripts: s, pubsub: ps, logger: logger, cleanup: cleanup,
+		ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
 }
 
 // close stops every loop and waits for them (a loop blocked in BLMOVE
@@ -219,7 +225,7 @@ func (s *queueService) run(key string, d *dispatcher) {
 			// Closed before Redis confirmed: the handed elements may
 			// have left Redis, so they are delivered all the same (an
 			// unconfirmed copy stays in the in-flight list).
-			s.c.opts.Logger.Warn("redisson: queue hand-over not confirmed before close",
+			s.logger.Warn("redisson: queue hand-over not confirmed before close",
 				"queue", d.spec.name, "inflight", d.spec.inflight)
 		case err != nil:
 			failed, dirty = err, true // refused: the elements stay in flight
@@ -283,12 +289,12 @@ func (s *queueService) fail(d *dispatcher, err error) {
 func (s *queueService) fetch(sp queueSpec, n int) ([]string, error) {
 	ctx := s.ctx
 	if n > 1 {
-		vals, err := s.c.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, min(n, takeBatch)).StringSlice()
+		vals, err := s.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, min(n, takeBatch)).StringSlice()
 		if err != nil || len(vals) > 0 {
 			return vals, err
 		}
 	}
-	v, err := s.c.rdb.BLMove(ctx, sp.name, sp.inflight, "LEFT", "RIGHT", takeBlock).Result()
+	v, err := s.rdb.BLMove(ctx, sp.name, sp.inflight, "LEFT", "RIGHT", takeBlock).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil, nil
@@ -309,9 +315,9 @@ func (s *queueService) settle(sp queueSpec, handed []any) error {
 	}
 	var giveUp time.Time
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.c.opts.CleanupTimeout)
-		args := append([]any{s.c.pubsub.publishArg(ctx)}, handed...)
-		err := s.c.scripts.run(ctx, scriptQueueSettle, keys, args...).Err()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.cleanup)
+		args := append([]any{s.pubsub.publishArg(ctx)}, handed...)
+		err := s.scripts.run(ctx, scriptQueueSettle, keys, args...).Err()
 		cancel()
 		switch {
 		case err == nil:
@@ -321,7 +327,7 @@ func (s *queueService) settle(sp queueSpec, handed []any) error {
 		}
 		if s.ctx.Err() != nil {
 			if giveUp.IsZero() {
-				giveUp = time.Now().Add(s.c.opts.CleanupTimeout)
+				giveUp = time.Now().Add(s.cleanup)
 			} else if time.Now().After(giveUp) {
 				return ErrClientClosed
 			}
@@ -341,11 +347,12 @@ func (s *queueService) pause() {
 }
 
 // inflightKey is the client's in-flight list of queue name.
-func inflightKey(c *Client, name string) string {
-	return prefixName("redisson_queue_inflight", name) + ":" + c.id
+func inflightKey(clientID, name string) string {
+	return prefixName("redisson_queue_inflight", name) + ":" + clientID
 }
 
-// drainKey is the in-flight list of one Drain call.
-func drainKey(c *Client, name string) string {
-	return prefixName("redisson_queue_drain", name) + ":" + c.id + ":" + c.newRequest()
+// drainKey is the in-flight list of one Drain call, call of the client
+// clientID.
+func drainKey(clientID, name, call string) string {
+	return prefixName("redisson_queue_drain", name) + ":" + clientID + ":" + call
 }
