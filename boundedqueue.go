@@ -30,7 +30,11 @@ const boundedQueueKind = "bounded blocking queue"
 //
 // Capacity counts the free capacity plus the queue's length: elements in
 // flight to a taker count in neither for that instant. Writing the list
-// with other commands (a plain Queue of the same name) bypasses the bound.
+// with other commands (a plain Queue of the same name, or the embedded
+// Queue's Offer) bypasses the bound. Every call is one round trip (Put:
+// one per try). Under a failover, the list and the counter change in one
+// script, which Redis replicates as a unit: a failover may lose a recent
+// offer or take, but together with its capacity change.
 //
 // A BoundedBlockingQueue is safe for concurrent use; its takers' state
 // lives in its Client.
@@ -60,9 +64,10 @@ func boundedChannel(name string) string { return prefixName("redisson_sc", bound
 // bwrap names the queue in err; Redis refusing for a capacity never set
 // matches ErrNotInitialized, and a counter that is no integer ErrWrongType.
 func (q *BoundedBlockingQueue[T]) bwrap(err error) error {
+	var named *objectError
 	switch {
-	case err == nil:
-		return nil
+	case err == nil || errors.As(err, &named):
+		return err
 	case strings.Contains(err.Error(), "REDISSON_NOT_INITIALIZED"):
 		return objectErrorf(q.kind, q.name, "%w: capacity not set (TrySetCapacity)", ErrNotInitialized)
 	}

@@ -206,3 +206,45 @@ func (f *foreignBoundedQueue) take(ctx context.Context) (string, bool, error) {
 	}
 	return v, true, err
 }
+
+// TestBoundedQueueBadInput checks the sentinels of bad input, Redis
+// unchanged.
+func TestBoundedQueueBadInput(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), boundedCapKey(name)) })
+	q := GetBoundedBlockingQueue[*string](c, name)
+	q.TrySetCapacity(ctx, 1)
+	empty := GetBoundedBlockingQueue[string](c, "")
+	for _, tc := range []struct {
+		what string
+		call func() error
+		want error
+	}{
+		{"Offer nil", func() error { _, err := q.Offer(ctx, nil); return err }, ErrNilValue},
+		{"Put nil", func() error { return q.Put(ctx, nil) }, ErrNilValue},
+		{"TrySetCapacity -1", func() error { _, err := q.TrySetCapacity(ctx, -1); return err }, ErrInvalidCapacity},
+		{"Poll negative", func() error { _, _, err := q.Poll(ctx, -time.Millisecond); return err }, ErrNegativeDuration},
+		{"Drain 0", func() error { _, err := q.Drain(ctx, 0); return err }, ErrInvalidBatch},
+		{"empty Put", func() error { return empty.Put(ctx, "v") }, ErrEmptyName},
+		{"empty Capacity", func() error { _, err := empty.Capacity(ctx); return err }, ErrEmptyName},
+		{"empty TrySetCapacity", func() error { _, err := empty.TrySetCapacity(ctx, 1); return err }, ErrEmptyName},
+	} {
+		before := nameState(t, rdb, name)
+		if err := tc.call(); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.what, err, tc.want)
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Errorf("%s: Redis changed:\n got %s\nwant %s", tc.what, after, before)
+		}
+	}
+	other := GetBoundedBlockingQueue[string](c, uniqueName(t, rdb))
+	if _, err := other.Capacity(ctx); !errors.Is(err, ErrNotInitialized) {
+		t.Errorf("Capacity before TrySetCapacity: got %v, want ErrNotInitialized", err)
+	}
+	if _, err := other.RemainingCapacity(ctx); !errors.Is(err, ErrNotInitialized) {
+		t.Errorf("RemainingCapacity before TrySetCapacity: got %v, want ErrNotInitialized", err)
+	}
+}
