@@ -578,3 +578,81 @@ func TestClusterQueues(t *testing.T) {
 	}
 	await(t, put, 10*time.Second, "Put after a take on a cluster")
 }
+
+// TestBlockingQueueLostBLMOVEReply: the reply carrying an element to the
+// dispatcher's BLMOVE is dropped (go-redis then resends the BLMOVE, which
+// blocks on the now empty queue); the element, left in the in-flight list,
+// is put back and still reaches the waiting taker.
+func TestBlockingQueueLostBLMOVEReply(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, 30*time.Second)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	via := redis.NewClient(&redis.Options{Addr: proxy.Addr()})
+	t.Cleanup(func() { via.Close() })
+	name := uniqueName(t, rdb)
+	c := newClient(t, via, nil)
+	q := GetBlockingQueue[string](c, name)
+	if err := q.Offer(ctx, "warm"); err != nil { // dial and load scripts first
+		t.Fatal(err)
+	}
+	if v, _ := q.Take(ctx); v != "warm" {
+		t.Fatalf("Take = %q, want warm", v)
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, ok, err := q.Poll(ctx, 20*time.Second)
+		got <- fmt.Sprintf("%s %v %v", v, ok, err)
+	}()
+	eventually(t, 5*time.Second, "the take blocks", func() bool { return blockedClients(ctx, rdb) >= 1 })
+	proxy.DropNextReply()
+	if err := GetQueue[string](newClient(t, rdb, nil), name).Offer(ctx, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r != "e1 true <nil>" {
+			t.Fatalf("Poll = %s, want e1 true <nil>", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the element whose reply was lost never reached the taker (queue %v, in flight %v)",
+			rdb.LRange(ctx, name, 0, -1).Val(), rdb.LRange(ctx, inflightKey(c.id, name), 0, -1).Val())
+	}
+	if proxy.Dropped() != 1 {
+		t.Fatalf("%d replies dropped, want 1", proxy.Dropped())
+	}
+	if n := rdb.Exists(ctx, name, inflightKey(c.id, name)).Val(); n != 0 {
+		t.Fatalf("%d keys left", n)
+	}
+}
+
+// TestQueueSettleScript checks queue_settle.lua on its own: the handed
+// elements leave the in-flight list, the others go back to the head in
+// their order, a bounded queue's counter grows by the number handed and is
+// published, and running it again changes nothing.
+func TestQueueSettleScript(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 20*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	inflight, capKey, channel := inflightKey(c.id, name), boundedCapKey(name), boundedChannel(name)
+	t.Cleanup(func() { rdb.Del(context.Background(), inflight, capKey) })
+	rdb.RPush(ctx, name, "z")
+	rdb.RPush(ctx, inflight, "a", "b", "c", "b")
+	rdb.Set(ctx, capKey, 0, 0)
+	keys := []string{name, inflight, capKey, channel}
+	for run := range 2 {
+		if err := c.scripts.run(ctx, scriptQueueSettle, keys, "publish", "b", "c").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rdb.LRange(ctx, name, 0, -1).Val(); !slices.Equal(got, []string{"a", "b", "z"}) {
+			t.Fatalf("run %d: queue = %v, want [a b z]", run, got)
+		}
+		if n := rdb.Exists(ctx, inflight).Val(); n != 0 {
+			t.Fatalf("run %d: the in-flight list is still there", run)
+		}
+		if v := rdb.Get(ctx, capKey).Val(); v != "2" {
+			t.Fatalf("run %d: capacity counter = %s, want 2", run, v)
+		}
+	}
+}

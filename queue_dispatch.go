@@ -31,7 +31,9 @@ import (
 // reply was lost (a dropped connection, go-redis resending the BLMOVE)
 // leaves elements in the in-flight list that the loop does not know of;
 // the loop then settles with nothing handed over, which puts them all
-// back, before it moves anything else. Settle is idempotent (a resend finds
+// back, before it moves anything else. go-redis may resend silently: a
+// resent BLMOVE that times out reports nothing, so the loop settles after
+// every BLMOVE that timed out too. Settle is idempotent (a resend finds
 // no list), and the loop retries it until Redis confirms it; so the list
 // holds one hand-over at a time, and an element is handed over once.
 //
@@ -212,6 +214,11 @@ func (s *queueService) run(key string, d *dispatcher) {
 			continue
 		}
 		if len(vals) == 0 {
+			// A BLMOVE that timed out may be go-redis's resend of one
+			// whose reply (an element) was lost: settle before going on,
+			// so that element goes back to the queue (one round trip per
+			// idle takeBlock).
+			dirty = true
 			continue
 		}
 		claimed := s.claim(d, len(vals))
