@@ -88,6 +88,9 @@ var documentedKeys = []keyRow{
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
+	{"List", "name", "list", permanent, false},
+	{"Set", "name", "set", permanent, false},
+	{"SortedSet", "name", "zset", permanent, false},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -324,6 +327,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("AtomicLong.IncrementAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
+	_, err = GetList[string](c, name("List")).Add(ctx, "v")
+	must("List.Add", err)
+	_, err = GetSet[string](c, name("Set")).Add(ctx, "v")
+	must("Set.Add", err)
+	_, err = GetSortedSet[string](c, name("SortedSet")).Add(ctx, 1, "v")
+	must("SortedSet.Add", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)
