@@ -57,7 +57,7 @@ type BlockingQueue[T any] struct {
 // type T. It does no I/O. opts may give it its own codec (WithCodec). An
 // empty name makes every method return ErrEmptyName.
 func GetBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *BlockingQueue[T] {
-	inflight := inflightKey(c.id, name)
+	inflight := inflightKey(c.id, name, false)
 	return &BlockingQueue[T]{
 		Queue: newQueue[T](c, blockingQueueKind, name, opts, inflight),
 		spec:  queueSpec{kind: blockingQueueKind, name: name, inflight: inflight},
@@ -66,7 +66,7 @@ func GetBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *Bloc
 
 // specFor is the dispatcher spec of another queue of the same kind.
 func (q *BlockingQueue[T]) specFor(name string) queueSpec {
-	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name)}
+	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name, q.spec.capKey != "")}
 	if q.spec.capKey != "" {
 		sp.capKey = boundedCapKey(name)
 		sp.channel = boundedChannel(name)

@@ -406,7 +406,7 @@ func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) r
 		t.Fatalf("missing %d %v, duplicated %d %v, %d distinct (want %d)", len(missing), head(missing), len(dup), head(dup), len(delivered), total)
 	}
 	t.Logf("%d delivered, %d left in the queue", total-len(rest), len(rest))
-	for _, pre := range []string{"redisson_queue_inflight", "redisson_queue_drain"} {
+	for _, pre := range []string{"redisson_queue_inflight", "redisson_bqueue_inflight", "redisson_queue_drain"} {
 		if keys := rdb.Keys(ctx, prefixName(pre, name)+"*").Val(); len(keys) > 0 {
 			t.Fatalf("in-flight lists left behind: %v", keys)
 		}
@@ -616,12 +616,12 @@ func TestBlockingQueueLostBLMOVEReply(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the element whose reply was lost never reached the taker (queue %v, in flight %v)",
-			rdb.LRange(ctx, name, 0, -1).Val(), rdb.LRange(ctx, inflightKey(c.id, name), 0, -1).Val())
+			rdb.LRange(ctx, name, 0, -1).Val(), rdb.LRange(ctx, inflightKey(c.id, name, false), 0, -1).Val())
 	}
 	if proxy.Dropped() != 1 {
 		t.Fatalf("%d replies dropped, want 1", proxy.Dropped())
 	}
-	if n := rdb.Exists(ctx, name, inflightKey(c.id, name)).Val(); n != 0 {
+	if n := rdb.Exists(ctx, name, inflightKey(c.id, name, false)).Val(); n != 0 {
 		t.Fatalf("%d keys left", n)
 	}
 }
@@ -635,7 +635,7 @@ func TestQueueSettleScript(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	c := newClient(t, rdb, nil)
 	name := uniqueName(t, rdb)
-	inflight, capKey, channel := inflightKey(c.id, name), boundedCapKey(name), boundedChannel(name)
+	inflight, capKey, channel := inflightKey(c.id, name, true), boundedCapKey(name), boundedChannel(name)
 	t.Cleanup(func() { rdb.Del(context.Background(), inflight, capKey) })
 	rdb.RPush(ctx, name, "z")
 	rdb.RPush(ctx, inflight, "a", "b", "c", "b")

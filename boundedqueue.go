@@ -21,7 +21,8 @@ const boundedQueueKind = "bounded blocking queue"
 // producers and consumers share one bound: a Java take wakes a Go Put, and
 // the other way round.
 //
-// Take, Poll with a wait and Drain lose nothing, as in BlockingQueue; the
+// Take, Poll with a wait and Drain lose nothing, as in BlockingQueue (the
+// takers' in-flight list is redisson_bqueue_inflight:{name}:<client uuid>); the
 // capacity of an element is given back when it is handed over, never when
 // it goes back to the queue. Put waits on the channel through the client's
 // shared subscription and re-checks every second, so a lost message only
@@ -47,7 +48,7 @@ type BoundedBlockingQueue[T any] struct {
 // (WithCodec). An empty name makes every method return ErrEmptyName. Call
 // TrySetCapacity before the first Offer or Put.
 func GetBoundedBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *BoundedBlockingQueue[T] {
-	inflight := inflightKey(c.id, name)
+	inflight := inflightKey(c.id, name, true)
 	capKey, channel := boundedCapKey(name), boundedChannel(name)
 	return &BoundedBlockingQueue[T]{BlockingQueue: BlockingQueue[T]{
 		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, capKey, channel),

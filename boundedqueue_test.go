@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,5 +247,59 @@ func TestBoundedQueueBadInput(t *testing.T) {
 	}
 	if _, err := other.RemainingCapacity(ctx); !errors.Is(err, ErrNotInitialized) {
 		t.Errorf("RemainingCapacity before TrySetCapacity: got %v, want ErrNotInitialized", err)
+	}
+}
+
+// TestBoundedAndPlainTakersOfOneName: takers of a BlockingQueue and of a
+// BoundedBlockingQueue of the same name on one client (two dispatchers,
+// two in-flight lists) share the elements, each taken once.
+func TestBoundedAndPlainTakersOfOneName(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), boundedCapKey(name)) })
+	bounded := GetBoundedBlockingQueue[int](c, name)
+	bounded.TrySetCapacity(ctx, 1000)
+	plain := GetBlockingQueue[int](c, name)
+	const n = 400
+	got := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var v int
+				var ok bool
+				var err error
+				if i%2 == 0 {
+					v, ok, err = plain.Poll(ctx, 500*time.Millisecond)
+				} else {
+					v, ok, err = bounded.Poll(ctx, 500*time.Millisecond)
+				}
+				if err != nil || !ok {
+					return
+				}
+				got <- v
+			}
+		}()
+	}
+	for i := range n {
+		if ok, err := bounded.Offer(ctx, i); err != nil || !ok {
+			t.Fatalf("Offer %d = %v, %v", i, ok, err)
+		}
+	}
+	wg.Wait()
+	close(got)
+	seen := map[int]bool{}
+	for v := range got {
+		if seen[v] {
+			t.Fatalf("%d taken twice", v)
+		}
+		seen[v] = true
+	}
+	if rest := rdb.LLen(ctx, name).Val(); len(seen)+int(rest) != n {
+		t.Fatalf("%d taken + %d left, want %d", len(seen), rest, n)
 	}
 }

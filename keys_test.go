@@ -102,7 +102,7 @@ var documentedKeys = []keyRow{
 	{"BlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
 	{"BoundedBlockingQueue", "name", "list", permanent, false},
 	{"BoundedBlockingQueue", "redisson_bqs:{name}", "string", permanent, false},
-	{"BoundedBlockingQueue", "redisson_queue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BoundedBlockingQueue", "redisson_bqueue_inflight:{name}:<client uuid>", "list", permanent, true},
 	{"BoundedBlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }

@@ -353,8 +353,13 @@ func (s *queueService) pause() {
 	}
 }
 
-// inflightKey is the client's in-flight list of queue name.
-func inflightKey(clientID, name string) string {
+// inflightKey is the client's in-flight list of queue name; a bounded
+// queue's takers (a dispatcher of their own, which gives capacity back)
+// have another, so that two loops never share one list.
+func inflightKey(clientID, name string, bounded bool) string {
+	if bounded {
+		return prefixName("redisson_bqueue_inflight", name) + ":" + clientID
+	}
 	return prefixName("redisson_queue_inflight", name) + ":" + clientID
 }
 
