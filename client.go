@@ -25,6 +25,7 @@ type Client struct {
 	watchdog *watchdog
 	janitor  *janitor
 	delayq   *delayMover
+	queues   *queueService
 	topo     topology
 	emit     *emitter // background events: logged, and given to the Observer
 	observed bool     // Options.Observer is set: operations are recorded (observe.go)
@@ -65,7 +66,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	wd.emit = em
 	jn := newJanitor(rdb, topo, time.Second)
 	jn.emit = em
-	return &Client{
+	c := &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
@@ -79,7 +80,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		janitor:        jn,
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
-	}, nil
+	}
+	c.queues = newQueueService(rdb, s, c.pubsub, o.Logger, o.CleanupTimeout)
+	return c, nil
 }
 
 // ID returns the client's UUID, the first half of every owner field it
@@ -95,15 +98,18 @@ func (c *Client) Options() Options { return c.opts }
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
-// ErrClientClosed. The delayed queues it runs stop (a move in flight
-// either ran whole on the server or not at all). Every later call on an
-// object of this client returns ErrClientClosed. Close does not close the
-// go-redis client and is safe to call more than once.
+// ErrClientClosed, blocked queue takes at once (Close waits up to a second
+// for the queues' dispatcher loops to finish their BLMOVE and put back what
+// they hold). The delayed queues it runs stop (a move in flight either ran
+// whole on the server or not at all). Every later call on an object of this
+// client returns ErrClientClosed. Close does not close the go-redis client
+// and is safe to call more than once.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	close(c.closing)
+	c.queues.close()
 	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()

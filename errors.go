@@ -216,6 +216,13 @@ var (
 	ErrHandleClosed = errors.New("redisson: handle closed")
 )
 
+// Errors of queues.
+var (
+	// ErrInvalidCapacity is returned by BoundedBlockingQueue.TrySetCapacity
+	// for a capacity below 1. Redis is left unchanged.
+	ErrInvalidCapacity = errors.New("redisson: invalid queue capacity")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 

@@ -101,6 +101,15 @@ var documentedKeys = []keyRow{
 	{"DelayedQueue", "name", "list", permanent, false},
 	{"DelayedQueue", "redisson_delay_queue_timeout:{name}", "zset", permanent, false},
 	{"DelayedQueue", "redisson_delay_queue:{name}", "list", permanent, false},
+	{"Queue", "name", "list", permanent, false},
+	{"Deque", "name", "list", permanent, false},
+	{"BlockingQueue", "name", "list", permanent, false},
+	{"BlockingQueue", "redisson_queue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
+	{"BoundedBlockingQueue", "name", "list", permanent, false},
+	{"BoundedBlockingQueue", "redisson_bqs:{name}", "string", permanent, false},
+	{"BoundedBlockingQueue", "redisson_bqueue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BoundedBlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -355,6 +364,21 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("Topic.Publish", err)
 	_, err = GetShardedTopic[string](c, name("ShardedTopic")).Publish(ctx, "m")
 	must("ShardedTopic.Publish", err)
+
+	// Queues.
+	must("Queue.Offer", GetQueue[string](c, name("Queue")).Offer(ctx, "v"))
+	must("Deque.OfferFirst", GetDeque[string](c, name("Deque")).OfferFirst(ctx, "v"))
+
+	bq := GetBlockingQueue[string](c, name("BlockingQueue"))
+	must("BlockingQueue.Offer", bq.Offer(ctx, "v"))
+	must("BlockingQueue.Offer", bq.Offer(ctx, "w"))
+	_, err = bq.Take(ctx)
+	must("BlockingQueue.Take", err)
+	bbq := GetBoundedBlockingQueue[string](c, name("BoundedBlockingQueue"))
+	ok, err = bbq.TrySetCapacity(ctx, 10)
+	mustTrue("BoundedBlockingQueue.TrySetCapacity", ok, err)
+	ok, err = bbq.Offer(ctx, "v")
+	mustTrue("BoundedBlockingQueue.Offer", ok, err)
 
 	scan("every object in use")
 

@@ -191,6 +191,23 @@ func objectRows() []objectRow {
 		row("ShardedTopic", func(c *Client, name string) *Topic[string] { return GetShardedTopic[string](c, name) },
 			func(ctx context.Context, tp *Topic[string]) error { return second(tp.Publish(ctx, "m")) },
 			nil),
+		row("Queue", func(c *Client, name string) *Queue[string] { return GetQueue[string](c, name) },
+			func(ctx context.Context, q *Queue[string]) error { return q.Offer(ctx, "v") },
+			hashAt(itself)),
+		row("Deque", func(c *Client, name string) *Deque[string] { return GetDeque[string](c, name) },
+			func(ctx context.Context, d *Deque[string]) error { return d.OfferFirst(ctx, "v") },
+			hashAt(itself)),
+		row("BlockingQueue", func(c *Client, name string) *BlockingQueue[string] { return GetBlockingQueue[string](c, name) },
+			func(ctx context.Context, q *BlockingQueue[string]) error {
+				_, _, err := q.Poll(ctx, time.Second)
+				return err
+			},
+			hashAt(itself)),
+		row("BoundedBlockingQueue", func(c *Client, name string) *BoundedBlockingQueue[string] {
+			return GetBoundedBlockingQueue[string](c, name)
+		},
+			func(ctx context.Context, q *BoundedBlockingQueue[string]) error { return second(q.Offer(ctx, "v")) },
+			hashAt(itself, boundedCapKey)),
 		row("MultiLock", func(c *Client, name string) *MultiLock { return NewMultiLock(multiLocks(c, name, 2)...) },
 			func(ctx context.Context, m *MultiLock) error { return second(m.TryLock(ctx, 0, time.Second)) },
 			stringAt(member("0"), member("1"))),

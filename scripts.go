@@ -124,4 +124,14 @@ var (
 	scriptLocalDelete       = mustScript("localcache_delete")
 	scriptLocalClearAck     = mustScript("localcache_clear_ack")
 	scriptLocalUpdatesSince = mustScript("localcache_updates_since")
+
+	// Queues (blockingqueue.go, boundedqueue.go, queue_dispatch.go):
+	// Redisson's RBlockingQueue and RBoundedBlockingQueue. take and settle
+	// are this library's lossless hand-over through an in-flight list; the
+	// bqueue scripts keep Redisson's free-capacity counter.
+	scriptQueueTake    = mustScript("queue_take")
+	scriptQueueSettle  = mustScript("queue_settle")
+	scriptBQueueSetCap = mustScript("bqueue_set_capacity")
+	scriptBQueueOffer  = mustScript("bqueue_offer")
+	scriptBQueuePoll   = mustScript("bqueue_poll")
 )

@@ -1,0 +1,658 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestBlockingQueueTakeWokenByOtherClient checks that a Take waiting on an
+// empty queue gets an element offered by another client, and that Poll's
+// wait runs out with false and leaves nothing behind.
+func TestBlockingQueueTakeWokenByOtherClient(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	a := GetBlockingQueue[string](newClient(t, rdb, nil), name)
+	b := GetBlockingQueue[string](newClient(t, rdb, nil), name)
+	if v, ok, err := a.Poll(ctx, 200*time.Millisecond); err != nil || ok {
+		t.Fatalf("Poll on empty = %q, %v, %v; want false", v, ok, err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, err := a.Take(ctx)
+		if err != nil {
+			v = "error: " + err.Error()
+		}
+		got <- v
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := b.Offer(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-got:
+		if v != "x" {
+			t.Fatalf("Take = %q, want x", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Take not woken by the other client's Offer")
+	}
+	if keys := nameState(t, rdb, name); keys != "" {
+		t.Fatalf("keys left behind: %s", keys)
+	}
+	// Poll(ctx, 0) is one LPOP.
+	b.Offer(ctx, "y")
+	if v, ok, err := a.Poll(ctx, 0); err != nil || !ok || v != "y" {
+		t.Fatalf("Poll(0) = %q, %v, %v; want y", v, ok, err)
+	}
+}
+
+// TestBlockingQueueDrainAndPollFromAny checks Drain's order and bound, and
+// PollFromAny across queues, with nothing left in flight.
+func TestBlockingQueueDrainAndPollFromAny(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	name, other := uniqueName(t, rdb), uniqueName(t, rdb)
+	q := GetBlockingQueue[int](c, name)
+	for i := range 5 {
+		q.Offer(ctx, i)
+	}
+	if got, err := q.Drain(ctx, 3); err != nil || !slices.Equal(got, []int{0, 1, 2}) {
+		t.Fatalf("Drain(3) = %v, %v; want [0 1 2]", got, err)
+	}
+	if got, err := q.Drain(ctx, 100); err != nil || !slices.Equal(got, []int{3, 4}) {
+		t.Fatalf("Drain(100) = %v, %v; want [3 4]", got, err)
+	}
+	if got, err := q.Drain(ctx, 100); err != nil || len(got) != 0 {
+		t.Fatalf("Drain on empty = %v, %v; want []", got, err)
+	}
+	if _, err := q.Drain(ctx, 0); !errors.Is(err, ErrInvalidBatch) {
+		t.Fatalf("Drain(0): got %v, want ErrInvalidBatch", err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		GetQueue[int](c, other).Offer(ctx, 42)
+	}()
+	if v, ok, err := q.PollFromAny(ctx, 10*time.Second, other); err != nil || !ok || v != 42 {
+		t.Fatalf("PollFromAny = %v, %v, %v; want 42 from the other queue", v, ok, err)
+	}
+	GetQueue[int](c, other).Offer(ctx, 7)
+	if v, ok, err := q.PollFromAny(ctx, 0, other); err != nil || !ok || v != 7 {
+		t.Fatalf("PollFromAny(0) = %v, %v, %v; want 7", v, ok, err)
+	}
+	if v, ok, err := q.PollFromAny(ctx, 100*time.Millisecond, other); err != nil || ok {
+		t.Fatalf("PollFromAny on empty queues = %v, %v, %v; want false", v, ok, err)
+	}
+	if _, _, err := q.PollFromAny(ctx, time.Second, ""); !errors.Is(err, ErrEmptyName) {
+		t.Fatalf("PollFromAny with an empty name: got %v, want ErrEmptyName", err)
+	}
+	for _, n := range []string{name, other} {
+		if keys := nameState(t, rdb, n); keys != "" {
+			t.Fatalf("keys left behind: %s", keys)
+		}
+	}
+}
+
+// TestBlockingQueueBadInput checks the sentinels of bad input, Redis
+// unchanged, and ErrWrongType for every blocking call on a hash.
+func TestBlockingQueueBadInput(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	rdb.HSet(ctx, name, "f", "v")
+	q := GetBlockingQueue[*string](c, name)
+	empty := GetBlockingQueue[string](c, "")
+	for _, tc := range []struct {
+		what string
+		call func() error
+		want error
+	}{
+		{"Offer nil", func() error { return q.Offer(ctx, nil) }, ErrNilValue},
+		{"Poll negative", func() error { _, _, err := q.Poll(ctx, -time.Second); return err }, ErrNegativeDuration},
+		{"PollFromAny negative", func() error { _, _, err := q.PollFromAny(ctx, -time.Second, "x"); return err }, ErrNegativeDuration},
+		{"Drain negative", func() error { _, err := q.Drain(ctx, -1); return err }, ErrInvalidBatch},
+		{"empty Take", func() error { _, err := empty.Take(ctx); return err }, ErrEmptyName},
+		{"empty Poll", func() error { _, _, err := empty.Poll(ctx, time.Second); return err }, ErrEmptyName},
+		{"empty Drain", func() error { _, err := empty.Drain(ctx, 1); return err }, ErrEmptyName},
+		{"Take on a hash", func() error { _, err := q.Take(ctx); return err }, ErrWrongType},
+		{"Poll wait on a hash", func() error { _, _, err := q.Poll(ctx, time.Second); return err }, ErrWrongType},
+		{"Poll(0) on a hash", func() error { _, _, err := q.Poll(ctx, 0); return err }, ErrWrongType},
+		{"Drain on a hash", func() error { _, err := q.Drain(ctx, 10); return err }, ErrWrongType},
+		{"PollFromAny on a hash", func() error { _, _, err := q.PollFromAny(ctx, time.Second, name+"x"); return err }, ErrWrongType},
+	} {
+		before := nameState(t, rdb, name)
+		if err := tc.call(); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.what, err, tc.want)
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Errorf("%s: Redis changed:\n got %s\nwant %s", tc.what, after, before)
+		}
+	}
+}
+
+// TestBlockingQueueCancelledTakeLeavesNothing checks that a Take whose
+// context ends, or whose client closes, returns promptly with that error,
+// that an element offered afterwards stays in the queue, and that Close
+// joins the dispatcher loop.
+func TestBlockingQueueCancelledTakeLeavesNothing(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	c := newClient(t, rdb, nil)
+	q := GetBlockingQueue[string](c, name)
+	tctx, cancel := context.WithCancel(ctx)
+	done := async(func() error { _, err := q.Take(tctx); return err })
+	eventually(t, 5*time.Second, "the dispatcher runs", func() bool { l, _ := c.queues.stats(); return l == 1 })
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled Take: got %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancelled Take did not return")
+	}
+	// The loop may still block for up to a second: an element offered
+	// now goes back to the queue, not to the gone taker.
+	other := GetQueue[string](newClient(t, rdb, nil), name)
+	other.Offer(ctx, "kept")
+	eventually(t, 5*time.Second, "the dispatcher ends", func() bool { l, _ := c.queues.stats(); return l == 0 })
+	if all, _ := other.ReadAll(ctx); !slices.Equal(all, []string{"kept"}) {
+		t.Fatalf("queue after the cancelled take = %v, want [kept]", all)
+	}
+	other.Poll(ctx)
+
+	// Close ends waiting takes with ErrClientClosed at once.
+	var errs []<-chan error
+	for range 10 {
+		errs = append(errs, async(func() error { _, err := q.Take(ctx); return err }))
+	}
+	eventually(t, 5*time.Second, "the takers wait", func() bool { _, n := c.queues.stats(); return n == 10 })
+	closed := async(c.Close)
+	for _, ch := range errs {
+		select {
+		case err := <-ch:
+			if !errors.Is(err, ErrClientClosed) {
+				t.Fatalf("Take during Close: got %v, want ErrClientClosed", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Take did not return after Close")
+		}
+	}
+	await(t, closed, 10*time.Second, "Close")
+	if _, err := q.Take(ctx); !errors.Is(err, ErrClientClosed) {
+		t.Fatalf("Take after Close: got %v, want ErrClientClosed", err)
+	}
+	if keys := nameState(t, rdb, name); keys != "" {
+		t.Fatalf("keys left behind: %s", keys)
+	}
+}
+
+// TestBlockingQueueThousandTakers checks that 1,000 takers waiting on one
+// client share one dispatcher loop, that other calls of the client go on
+// meanwhile on a pool of 10 connections, and that each taker gets exactly
+// one of 1,000 elements.
+func TestBlockingQueueThousandTakers(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 10 })
+	ctx := testCtx(t, 2*time.Minute)
+	name := uniqueName(t, rdb)
+	c := newClient(t, rdb, nil)
+	q := GetBlockingQueue[int](c, name)
+	const n = 1000
+	got := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := q.Take(ctx)
+			if err != nil {
+				t.Errorf("Take: %v", err)
+				return
+			}
+			got <- v
+		}()
+	}
+	eventually(t, 30*time.Second, "1000 takers wait", func() bool { _, w := c.queues.stats(); return w == n })
+	if loops, _ := c.queues.stats(); loops != 1 {
+		t.Fatalf("%d dispatcher loops for one queue, want 1", loops)
+	}
+	// The pool still serves the client's other calls.
+	m := GetMap[string, int](c, name+":map")
+	for i := range 20 {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := m.FastPut(cctx, "k", i)
+		cancel()
+		if err != nil {
+			t.Fatalf("a call while 1000 takers wait: %v", err)
+		}
+	}
+	m.Delete(ctx)
+	producer := GetQueue[int](newClient(t, rdb, nil), name)
+	for i := range n {
+		if err := producer.Offer(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(got)
+	seen := map[int]bool{}
+	for v := range got {
+		if seen[v] {
+			t.Fatalf("element %d taken twice", v)
+		}
+		seen[v] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d elements taken, want %d", len(seen), n)
+	}
+}
+
+// TestBlockingQueueNothingLost: three clients' takers take with random
+// cancellations and timeouts while three producers offer 5,000 distinct
+// elements; every element is then delivered exactly once or still in the
+// queue.
+func TestBlockingQueueNothingLost(t *testing.T) {
+	rdb := sharedRedis(t)
+	nothingLost(t, rdb, func(i int) redis.UniversalClient { return rdb }, nil)
+}
+
+// TestBlockingQueueNothingLostConnectionDrops is TestBlockingQueueNothingLost
+// with the takers' client behind a proxy that drops its connections again
+// and again, mid-BLMOVE and mid-settle.
+func TestBlockingQueueNothingLostConnectionDrops(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	taker := redis.NewClient(&redis.Options{Addr: proxy.Addr()})
+	t.Cleanup(func() { taker.Close() })
+	stop := make(chan struct{})
+	var dropper sync.WaitGroup
+	dropper.Add(1)
+	go func() {
+		defer dropper.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Duration(20+rand.IntN(60)) * time.Millisecond):
+				if rand.IntN(2) == 0 {
+					proxy.CloseAll()
+				} else {
+					proxy.DropNextReply()
+				}
+			}
+		}
+	}()
+	nothingLost(t, rdb, func(i int) redis.UniversalClient {
+		if i == 0 {
+			return taker
+		}
+		return rdb
+	}, func() {
+		close(stop)
+		dropper.Wait()
+		if proxy.Dropped() == 0 {
+			t.Error("the proxy dropped no reply: the faults did not happen")
+		}
+		t.Logf("%d replies dropped", proxy.Dropped())
+	})
+}
+
+// nothingLost runs the exactly-once check: takers on three clients (the
+// rdb of client i is takerRDB(i)), producers on rdb.
+func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) redis.UniversalClient, stopFaults func()) {
+	ctx := testCtx(t, 4*time.Minute)
+	name := uniqueName(t, rdb)
+	const total, producers, takersPer = 5000, 3, 8
+	var mu sync.Mutex
+	delivered := map[int]int{}
+	var clients []*Client
+	for i := range 3 {
+		clients = append(clients, newClient(t, takerRDB(i), &Options{CleanupTimeout: 20 * time.Second}))
+	}
+	var produced sync.WaitGroup
+	for p := range producers {
+		produced.Add(1)
+		go func() {
+			defer produced.Done()
+			q := GetQueue[int](newClient(t, rdb, nil), name)
+			for i := p; i < total; i += producers {
+				if err := q.Offer(ctx, i); err != nil {
+					t.Errorf("Offer %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var takers sync.WaitGroup
+	for _, c := range clients {
+		q := GetBlockingQueue[int](c, name)
+		for range takersPer {
+			takers.Add(1)
+			go func() {
+				defer takers.Done()
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					tctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(30))*time.Millisecond)
+					if rand.IntN(3) == 0 {
+						cancel() // some takes end before they start
+					}
+					var v int
+					var ok bool
+					var err error
+					if rand.IntN(2) == 0 {
+						v, err = q.Take(tctx)
+						ok = err == nil
+					} else {
+						v, ok, err = q.Poll(tctx, time.Duration(1+rand.IntN(20))*time.Millisecond)
+					}
+					cancel()
+					if ok {
+						mu.Lock()
+						delivered[v]++
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+	}
+	produced.Wait()
+	time.Sleep(2 * time.Second)
+	close(done)
+	takers.Wait()
+	if stopFaults != nil {
+		stopFaults()
+	}
+	for _, c := range clients {
+		c.Close() // settles what is in flight
+	}
+	rest, err := GetQueue[int](newClient(t, rdb, nil), name).ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rest {
+		delivered[v]++
+	}
+	var missing, dup []int
+	for i := range total {
+		switch delivered[i] {
+		case 0:
+			missing = append(missing, i)
+		case 1:
+		default:
+			dup = append(dup, i)
+		}
+	}
+	if len(missing) > 0 || len(dup) > 0 || len(delivered) != total {
+		t.Fatalf("missing %d %v, duplicated %d %v, %d distinct (want %d)", len(missing), head(missing), len(dup), head(dup), len(delivered), total)
+	}
+	t.Logf("%d delivered, %d left in the queue", total-len(rest), len(rest))
+	for _, pre := range []string{"redisson_queue_inflight", "redisson_bqueue_inflight", "redisson_queue_drain"} {
+		if keys := rdb.Keys(ctx, prefixName(pre, name)+"*").Val(); len(keys) > 0 {
+			t.Fatalf("in-flight lists left behind: %v", keys)
+		}
+	}
+}
+
+func head(v []int) []int { return v[:min(len(v), 10)] }
+
+// TestBlockingQueueInteropWithRedisson: a Go Offer wakes a Redisson-style
+// BLPOP taker, and a Redisson-style RPUSH wakes a Go Take.
+func TestBlockingQueueInteropWithRedisson(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	q := GetBlockingQueue[string](newClient(t, rdb, nil), name)
+	java := newForeignQueue(sharedRedis(t), name)
+	got := make(chan string, 1)
+	go func() {
+		v, _, err := java.take(ctx, 10)
+		if err != nil {
+			v = err.Error()
+		}
+		got <- v
+	}()
+	eventually(t, 5*time.Second, "the Java taker blocks", func() bool {
+		return blockedClients(ctx, rdb) >= 1
+	})
+	if err := q.Offer(ctx, "from go"); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-got; v != "from go" {
+		t.Fatalf("Java take = %q, want from go", v)
+	}
+	taken := make(chan string, 1)
+	go func() {
+		v, err := q.Take(ctx)
+		if err != nil {
+			v = err.Error()
+		}
+		taken <- v
+	}()
+	eventually(t, 5*time.Second, "the Go taker blocks", func() bool { return blockedClients(ctx, rdb) >= 1 })
+	if err := java.offer(ctx, "from java"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-taken:
+		if v != "from java" {
+			t.Fatalf("Go Take = %q, want from java", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Go Take not woken by the Java offer")
+	}
+}
+
+// blockedClients reads blocked_clients from INFO clients.
+func blockedClients(ctx context.Context, rdb redis.UniversalClient) int {
+	info := rdb.Info(ctx, "clients").Val()
+	var n int
+	for _, line := range strings.Split(info, "\n") {
+		if _, err := fmt.Sscanf(line, "blocked_clients:%d", &n); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// TestClusterQueues: on a 3-master cluster, queues on every master deliver
+// each element once to takers of two clients; PollFromAny takes from
+// queues sharing a {tag} (one slot, as Redisson's BLPOP needs) and from
+// queues in different slots; a name with a brace but no tag is
+// ErrInvalidName; a bounded queue's Put is woken by a take (sharded
+// pub/sub).
+func TestClusterQueues(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	ctx := testCtx(t, 2*time.Minute)
+	a, b := newClient(t, rdb, nil), newClient(t, rdb, nil)
+	base := uniqueName(t, rdb)
+	masters := map[string]bool{}
+	var names []string
+	for i := range 9 {
+		n := fmt.Sprintf("%s:%d", base, i)
+		names = append(names, n)
+		node, err := rdb.MasterForKey(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		masters[node.Options().Addr] = true
+		t.Cleanup(func() { rdb.Del(context.Background(), n) })
+	}
+	if len(masters) != 3 {
+		t.Fatalf("names on %d masters, want 3", len(masters))
+	}
+	const per = 50
+	for _, n := range names {
+		got := make(chan int, 2*per)
+		var wg sync.WaitGroup
+		for _, c := range []*Client{a, b} {
+			q := GetBlockingQueue[int](c, n)
+			for range per {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v, ok, err := q.Poll(ctx, 5*time.Second)
+					if err != nil {
+						t.Errorf("%s: Poll: %v", n, err)
+					}
+					if ok {
+						got <- v
+					}
+				}()
+			}
+		}
+		p := GetQueue[int](a, n)
+		for i := range 2 * per {
+			if err := p.Offer(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		close(got)
+		seen := map[int]bool{}
+		for v := range got {
+			if seen[v] {
+				t.Fatalf("%s: %d taken twice", n, v)
+			}
+			seen[v] = true
+		}
+		if len(seen) != 2*per {
+			t.Fatalf("%s: %d taken, want %d", n, len(seen), 2*per)
+		}
+	}
+
+	tagged := GetBlockingQueue[string](a, "{"+base+"}:one")
+	t.Cleanup(func() { rdb.Del(context.Background(), "{"+base+"}:one", "{"+base+"}:two") })
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		GetQueue[string](b, "{"+base+"}:two").Offer(ctx, "tagged")
+	}()
+	if v, ok, err := tagged.PollFromAny(ctx, 10*time.Second, "{"+base+"}:two"); err != nil || !ok || v != "tagged" {
+		t.Fatalf("PollFromAny in one slot = %q, %v, %v", v, ok, err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		GetQueue[string](b, names[4]).Offer(ctx, "elsewhere")
+	}()
+	if v, ok, err := tagged.PollFromAny(ctx, 10*time.Second, names[4]); err != nil || !ok || v != "elsewhere" {
+		t.Fatalf("PollFromAny across slots = %q, %v, %v", v, ok, err)
+	}
+	if _, _, err := tagged.PollFromAny(ctx, time.Second, "bad{name"); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("PollFromAny with a brace but no tag: got %v, want ErrInvalidName", err)
+	}
+	if _, err := GetBlockingQueue[string](a, "bad{name").Take(ctx); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("Take on a brace without a tag: got %v, want ErrInvalidName", err)
+	}
+
+	bq := GetBoundedBlockingQueue[string](a, names[7])
+	t.Cleanup(func() { rdb.Del(context.Background(), boundedCapKey(names[7])) })
+	bq.TrySetCapacity(ctx, 1)
+	if err := bq.Put(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	put := async(func() error { return bq.Put(ctx, "y") })
+	time.Sleep(200 * time.Millisecond)
+	stillBlocked(t, put, "Put on a full queue")
+	if v, err := GetBoundedBlockingQueue[string](b, names[7]).Take(ctx); err != nil || v != "x" {
+		t.Fatalf("Take = %q, %v", v, err)
+	}
+	await(t, put, 10*time.Second, "Put after a take on a cluster")
+}
+
+// TestBlockingQueueLostBLMOVEReply: the reply carrying an element to the
+// dispatcher's BLMOVE is dropped (go-redis then resends the BLMOVE, which
+// blocks on the now empty queue); the element, left in the in-flight list,
+// is put back and still reaches the waiting taker.
+func TestBlockingQueueLostBLMOVEReply(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, 30*time.Second)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	via := redis.NewClient(&redis.Options{Addr: proxy.Addr()})
+	t.Cleanup(func() { via.Close() })
+	name := uniqueName(t, rdb)
+	c := newClient(t, via, nil)
+	q := GetBlockingQueue[string](c, name)
+	if err := q.Offer(ctx, "warm"); err != nil { // dial and load scripts first
+		t.Fatal(err)
+	}
+	if v, _ := q.Take(ctx); v != "warm" {
+		t.Fatalf("Take = %q, want warm", v)
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, ok, err := q.Poll(ctx, 20*time.Second)
+		got <- fmt.Sprintf("%s %v %v", v, ok, err)
+	}()
+	eventually(t, 5*time.Second, "the take blocks", func() bool { return blockedClients(ctx, rdb) >= 1 })
+	proxy.DropNextReply()
+	if err := GetQueue[string](newClient(t, rdb, nil), name).Offer(ctx, "e1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r != "e1 true <nil>" {
+			t.Fatalf("Poll = %s, want e1 true <nil>", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the element whose reply was lost never reached the taker (queue %v, in flight %v)",
+			rdb.LRange(ctx, name, 0, -1).Val(), rdb.LRange(ctx, inflightKey(c.id, name, false), 0, -1).Val())
+	}
+	if proxy.Dropped() != 1 {
+		t.Fatalf("%d replies dropped, want 1", proxy.Dropped())
+	}
+	if n := rdb.Exists(ctx, name, inflightKey(c.id, name, false)).Val(); n != 0 {
+		t.Fatalf("%d keys left", n)
+	}
+}
+
+// TestQueueSettleScript checks queue_settle.lua on its own: the handed
+// elements leave the in-flight list, the others go back to the head in
+// their order, a bounded queue's counter grows by the number handed and is
+// published, and running it again changes nothing.
+func TestQueueSettleScript(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 20*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	inflight, capKey, channel := inflightKey(c.id, name, true), boundedCapKey(name), boundedChannel(name)
+	t.Cleanup(func() { rdb.Del(context.Background(), inflight, capKey) })
+	rdb.RPush(ctx, name, "z")
+	rdb.RPush(ctx, inflight, "a", "b", "c", "b")
+	rdb.Set(ctx, capKey, 0, 0)
+	keys := []string{name, inflight, capKey, channel}
+	for run := range 2 {
+		if err := c.scripts.run(ctx, scriptQueueSettle, keys, "publish", "b", "c").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rdb.LRange(ctx, name, 0, -1).Val(); !slices.Equal(got, []string{"a", "b", "z"}) {
+			t.Fatalf("run %d: queue = %v, want [a b z]", run, got)
+		}
+		if n := rdb.Exists(ctx, inflight).Val(); n != 0 {
+			t.Fatalf("run %d: the in-flight list is still there", run)
+		}
+		if v := rdb.Get(ctx, capKey).Val(); v != "2" {
+			t.Fatalf("run %d: capacity counter = %s, want 2", run, v)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
+)
+
+// A Queue is Redisson's RQueue: Offer appends, Poll takes the head.
+func ExampleGetQueue() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	q := redisson.GetQueue[string](client, "jobs")
+	_ = q.Offer(ctx, "resize")
+	_ = q.Offer(ctx, "upload")
+	head, _, _ := q.Peek(ctx)
+	v, ok, _ := q.Poll(ctx)
+	n, _ := q.Size(ctx)
+	fmt.Println(head, v, ok, n)
+	// Output: resize resize true 1
+}
+
+// A BlockingQueue's Take waits for an element; one offered by any client
+// (Java's included) wakes it, and an element is never lost to a take that
+// gives up.
+func ExampleBlockingQueue_Take() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	q := redisson.GetBlockingQueue[int](client, "events")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = q.Offer(ctx, 42)
+	}()
+	v, err := q.Take(ctx)
+	fmt.Println(v, err)
+
+	_, ok, err := q.Poll(ctx, 100*time.Millisecond) // nothing comes
+	fmt.Println(ok, err)
+	// Output:
+	// 42 <nil>
+	// false <nil>
+}
+
+// A BoundedBlockingQueue refuses offers beyond its capacity; Put waits for
+// room instead.
+func ExampleBoundedBlockingQueue_Put() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	q := redisson.GetBoundedBlockingQueue[string](client, "uploads")
+	_, _ = q.TrySetCapacity(ctx, 1)
+	ok, _ := q.Offer(ctx, "a")
+	full, _ := q.Offer(ctx, "b")
+	fmt.Println(ok, full)
+
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = q.Take(ctx) // gives back the capacity and wakes Put
+	}()
+	err = q.Put(ctx, "b")
+	rest, _ := q.ReadAll(ctx)
+	fmt.Println(err, rest)
+	// Output:
+	// true false
+	// <nil> [b]
+}

@@ -1,0 +1,370 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The takers' dispatcher: how BlockingQueue.Take and Poll with a wait
+// block without losing an element and without a connection per taker.
+//
+// Per client and queue there is at most one dispatcher loop, running only
+// while local takers wait. Takers queue in an in-process FIFO. The loop
+// moves elements from the head of the queue to the tail of the client's
+// in-flight list (redisson_queue_inflight:{name}:<client uuid>, the same
+// slot): BLMOVE when one taker waits (Redis wakes it as it wakes a BLPOP),
+// queue_take.lua for up to one element per waiting taker otherwise. Each
+// element goes to the oldest taker still waiting; a taker whose context
+// ended is skipped. Then queue_settle.lua ends the hand-over in one script:
+// the elements handed over leave the in-flight list, the others go back
+// to the head of the queue in their order. Only once Redis confirmed it
+// does a taker get its element.
+//
+// Why nothing is lost: an element is in the queue, or in the in-flight
+// list, or handed to a taker whose settle Redis confirmed. A move whose
+// reply was lost (a dropped connection, go-redis resending the BLMOVE)
+// leaves elements in the in-flight list that the loop does not know of;
+// the loop then settles with nothing handed over, which puts them all
+// back, before it moves anything else. go-redis may resend silently: a
+// resent BLMOVE that times out reports nothing, so the loop settles after
+// every BLMOVE that timed out too. Settle is idempotent (a resend finds
+// no list), and the loop retries it until Redis confirms it; so the list
+// holds one hand-over at a time, and an element is handed over once.
+//
+// Connections: one loop per queue with waiting takers, each using one
+// pool connection while it blocks (BLMOVE with a 1 s timeout, so that a
+// loop without takers ends within a second), however many takers wait.
+
+// takeBlock is how long one BLMOVE of a dispatcher loop blocks.
+const takeBlock = time.Second
+
+// takeBatch bounds how many elements one queue_take moves.
+const takeBatch = 256
+
+// queueSpec says how a dispatcher takes from one queue.
+type queueSpec struct {
+	kind     string // queue kind, in errors and the dispatcher's key
+	name     string
+	inflight string
+	capKey   string // bounded queues: the free-capacity counter, else ""
+	channel  string // bounded queues: its channel
+}
+
+// taker is one waiting call; it may wait on several queues (PollFromAny),
+// and the first dispatcher to claim it serves it.
+type taker struct {
+	state atomic.Int32 // takerWaiting, takerClaimed, takerGone
+	got   chan delivery
+}
+
+const (
+	takerWaiting int32 = iota
+	takerClaimed
+	takerGone
+)
+
+// delivery is what a claimed taker receives: an element of queue from, or
+// the error that ended the wait.
+type delivery struct {
+	val  []byte
+	from string
+	err  error
+}
+
+// dispatcher is one queue's FIFO of waiting takers; running while its loop
+// is.
+type dispatcher struct {
+	spec    queueSpec
+	takers  []*taker
+	running bool
+}
+
+// queueService owns the dispatcher loops of one client.
+type queueService struct {
+	rdb     redis.UniversalClient
+	scripts *scripts
+	pubsub  *pubsubService
+	logger  *slog.Logger
+	cleanup time.Duration // CleanupTimeout: how long a settle may outlive close
+	mu      sync.Mutex
+	closed  bool
+	ds      map[string]*dispatcher
+	ctx     context.Context // ended by close
+	cancel  context.CancelFunc
+	loops   sync.WaitGroup
+}
+
+func newQueueService(rdb redis.UniversalClient, s *scripts, ps *pubsubService, logger *slog.Logger, cleanup time.Duration) *queueService {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &queueService{rdb: rdb, scripts: s, pubsub: ps, logger: logger, cleanup: cleanup,
+		ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
+}
+
+// close stops every loop and waits for them (a loop blocked in BLMOVE
+// returns within takeBlock, then puts back what it may hold).
+func (s *queueService) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.loops.Wait()
+}
+
+// stats reports how many dispatcher loops run and how many takers they
+// hold (takers gone but not yet pruned included); for tests.
+func (s *queueService) stats() (loops, takers int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.ds {
+		if d.running {
+			loops++
+		}
+		takers += len(d.takers)
+	}
+	return loops, takers
+}
+
+// take waits for an element of any of specs, for at most wait (< 0: until
+// ctx ends). It returns the element and its queue's name, ok false when the
+// wait ran out, or the error that ended it: ctx's, ErrClientClosed, or one
+// a Redis reply gave the loop (ErrWrongType).
+func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Duration) (delivery, bool, error) {
+	t := &taker{got: make(chan delivery, 1)}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return delivery{}, false, ErrClientClosed
+	}
+	for _, sp := range specs {
+		key := sp.kind + "\x00" + sp.name
+		d := s.ds[key]
+		if d == nil {
+			d = &dispatcher{spec: sp}
+			s.ds[key] = d
+		}
+		d.takers = append(d.takers, t)
+		if !d.running {
+			d.running = true
+			s.loops.Add(1)
+			go s.run(key, d)
+		}
+	}
+	s.mu.Unlock()
+	var expired <-chan time.Time
+	if wait >= 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	var err error
+	select {
+	case r := <-t.got:
+		return r, r.err == nil, r.err
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-expired:
+	case <-s.ctx.Done():
+		err = ErrClientClosed
+	}
+	if !t.state.CompareAndSwap(takerWaiting, takerGone) {
+		// A loop claimed it meanwhile: its element is on the way (once
+		// Redis confirmed the hand-over), and is this call's.
+		r := <-t.got
+		return r, r.err == nil, r.err
+	}
+	return delivery{}, false, err
+}
+
+// run is the loop of one dispatcher; it ends when no taker waits or the
+// client closes.
+func (s *queueService) run(key string, d *dispatcher) {
+	defer s.loops.Done()
+	dirty := true // the in-flight list may hold elements: settle first
+	for {
+		if dirty {
+			switch err := s.settle(d.spec, nil); {
+			case errors.Is(err, ErrClientClosed):
+				s.waiting(key, d, true)
+				return
+			case err != nil:
+				s.fail(d, err)
+			}
+			dirty = false
+		}
+		n := s.waiting(key, d, s.ctx.Err() != nil)
+		if n == 0 {
+			return
+		}
+		vals, err := s.fetch(d.spec, n)
+		if err != nil {
+			if !mayHaveRun(err) {
+				// Redis refused (a key of another type): nothing moved;
+				// every waiting taker hears it.
+				s.fail(d, objectErr(d.spec.kind, d.spec.name, err))
+				continue
+			}
+			dirty = true
+			s.pause()
+			continue
+		}
+		if len(vals) == 0 {
+			// A BLMOVE that timed out may be go-redis's resend of one
+			// whose reply (an element) was lost: settle before going on,
+			// so that element goes back to the queue (one round trip per
+			// idle takeBlock).
+			dirty = true
+			continue
+		}
+		claimed := s.claim(d, len(vals))
+		handed := make([]any, len(claimed))
+		for i := range claimed {
+			handed[i] = vals[i]
+		}
+		var failed error
+		switch err := s.settle(d.spec, handed); {
+		case errors.Is(err, ErrClientClosed):
+			// Closed before Redis confirmed: the handed elements may
+			// have left Redis, so they are delivered all the same (an
+			// unconfirmed copy stays in the in-flight list).
+			s.logger.Warn("redisson: queue hand-over not confirmed before close",
+				"queue", d.spec.name, "inflight", d.spec.inflight)
+		case err != nil:
+			failed, dirty = err, true // refused: the elements stay in flight
+		}
+		for i, t := range claimed {
+			t.got <- delivery{val: []byte(vals[i]), from: d.spec.name, err: failed}
+		}
+	}
+}
+
+// waiting prunes the takers that left and returns how many still wait;
+// when none does, or stop is set, the loop ends: its dispatcher is dropped
+// (a taker arriving later starts a new one).
+func (s *queueService) waiting(key string, d *dispatcher, stop bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := d.takers[:0]
+	for _, t := range d.takers {
+		if t.state.Load() == takerWaiting {
+			live = append(live, t)
+		}
+	}
+	clear(d.takers[len(live):])
+	d.takers = live
+	if len(live) == 0 || stop {
+		d.running = false
+		if s.ds[key] == d {
+			delete(s.ds, key)
+		}
+		return 0
+	}
+	return len(live)
+}
+
+// claim takes up to n waiting takers, oldest first, off the FIFO.
+func (s *queueService) claim(d *dispatcher, n int) []*taker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var claimed []*taker
+	i := 0
+	for ; i < len(d.takers) && len(claimed) < n; i++ {
+		if t := d.takers[i]; t.state.CompareAndSwap(takerWaiting, takerClaimed) {
+			claimed = append(claimed, t)
+		}
+	}
+	rest := copy(d.takers, d.takers[i:])
+	clear(d.takers[rest:])
+	d.takers = d.takers[:rest]
+	return claimed
+}
+
+// fail ends every waiting taker of d with err.
+func (s *queueService) fail(d *dispatcher, err error) {
+	for _, t := range s.claim(d, int(^uint(0)>>1)) {
+		t.got <- delivery{err: err}
+	}
+}
+
+// fetch moves elements to the in-flight list: up to n (bounded by
+// takeBatch) at once when they are there, otherwise one with BLMOVE.
+func (s *queueService) fetch(sp queueSpec, n int) ([]string, error) {
+	ctx := s.ctx
+	if n > 1 {
+		vals, err := s.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, min(n, takeBatch)).StringSlice()
+		if err != nil || len(vals) > 0 {
+			return vals, err
+		}
+	}
+	v, err := s.rdb.BLMove(ctx, sp.name, sp.inflight, "LEFT", "RIGHT", takeBlock).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return []string{v}, nil
+}
+
+// settle ends a hand-over in Redis (queue_settle.lua), retrying until Redis
+// confirms it. It returns ErrClientClosed if the client closed first
+// (after trying for CleanupTimeout more), or the error of a refusal (the
+// in-flight list is then unchanged).
+func (s *queueService) settle(sp queueSpec, handed []any) error {
+	keys := []string{sp.name, sp.inflight}
+	if sp.capKey != "" {
+		keys = append(keys, sp.capKey, sp.channel)
+	}
+	var giveUp time.Time
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.cleanup)
+		args := append([]any{s.pubsub.publishArg(ctx)}, handed...)
+		err := s.scripts.run(ctx, scriptQueueSettle, keys, args...).Err()
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case !mayHaveRun(err):
+			return objectErr(sp.kind, sp.name, err)
+		}
+		if s.ctx.Err() != nil {
+			if giveUp.IsZero() {
+				giveUp = time.Now().Add(s.cleanup)
+			} else if time.Now().After(giveUp) {
+				return ErrClientClosed
+			}
+		}
+		time.Sleep(backoff)
+	}
+}
+
+// pause waits a little after a failed call, or until the client closes.
+func (s *queueService) pause() {
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.ctx.Done():
+	}
+}
+
+// inflightKey is the client's in-flight list of queue name; a bounded
+// queue's takers (a dispatcher of their own, which gives capacity back)
+// have another, so that two loops never share one list.
+func inflightKey(clientID, name string, bounded bool) string {
+	if bounded {
+		return prefixName("redisson_bqueue_inflight", name) + ":" + clientID
+	}
+	return prefixName("redisson_queue_inflight", name) + ":" + clientID
+}
+
+// drainKey is the in-flight list of one Drain call, call of the client
+// clientID.
+func drainKey(clientID, name, call string) string {
+	return prefixName("redisson_queue_drain", name) + ":" + clientID + ":" + call
+}
