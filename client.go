@@ -23,11 +23,13 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
-	topo     topology
-	owners   atomic.Uint64
-	requests atomic.Uint64
-	closed   atomic.Bool
-	closing  chan struct{} // closed by Close: wakes callers asleep between tries
+	// mapCaches evicts expired MapCache entries and joins their listeners.
+	mapCaches *mapCacheService
+	topo      topology
+	owners    atomic.Uint64
+	requests  atomic.Uint64
+	closed    atomic.Bool
+	closing   chan struct{} // closed by Close: wakes callers asleep between tries
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 }
@@ -48,13 +50,15 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	topo := topologyOf(rdb)
 	s := &scripts{rdb: rdb, topo: topo}
 	id := uuid.NewString()
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
 	return &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
 		scripts:        s,
 		topo:           topo,
-		pubsub:         newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger),
+		pubsub:         ps,
+		mapCaches:      newMapCacheService(s, ps, mapCacheEvictEvery, mapCacheEvictBatch),
 		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
 		janitor:        newJanitor(rdb, topo, time.Second),
 		closing:        make(chan struct{}),
@@ -85,6 +89,7 @@ func (c *Client) Close() error {
 	close(c.closing)
 	c.watchdog.close()
 	c.pubsub.close()
+	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
 	return nil
 }

@@ -29,6 +29,7 @@ const mapKind = "map"
 // A Map is safe for concurrent use and holds no state of its own.
 type Map[K comparable, V any] struct {
 	c       *Client
+	kind    string // mapKind, or mapCacheKind for a MapCache's
 	name    string
 	object  string // `map "name"`, for errors
 	codec   Codec
@@ -43,12 +44,18 @@ type Map[K comparable, V any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
+	return newMap[K, V](c, mapKind, name, opts, c.nameError(mapKind, name))
+}
+
+// newMap builds a Map of the kind given (its errors name it).
+func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOption, badName error) *Map[K, V] {
 	return &Map[K, V]{
 		c:       c,
+		kind:    kind,
 		name:    name,
-		object:  fmt.Sprintf("%s %q", mapKind, name),
+		object:  fmt.Sprintf("%s %q", kind, name),
 		codec:   c.objectCodec(opts),
-		badName: c.nameError(mapKind, name),
+		badName: badName,
 	}
 }
 
@@ -60,7 +67,7 @@ func (m *Map[K, V]) Codec() Codec { return m.codec }
 
 func (m *Map[K, V]) check() error { return m.c.checkObject(m.name, m.badName) }
 
-func (m *Map[K, V]) wrap(err error) error { return objectErr(mapKind, m.name, err) }
+func (m *Map[K, V]) wrap(err error) error { return objectErr(m.kind, m.name, err) }
 
 func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
 
@@ -84,7 +91,7 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return zero, false, objectErrorf(mapKind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
+		return zero, false, objectErrorf(m.kind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
 	}
 	val, err := decodeValue[V](m.codec, m.object, []byte(s))
 	if err != nil {

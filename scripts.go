@@ -92,4 +92,13 @@ var (
 	// IDGenerator (idgenerator.go).
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
+
+	// MapCache (mapcache*.go): Redisson's RMapCache. All join
+	// prelude_mapcache.
+	scriptMapCachePut     = mustScript("mapcache_put")
+	scriptMapCacheGet     = mustScript("mapcache_get")
+	scriptMapCacheRemove  = mustScript("mapcache_remove")
+	scriptMapCacheReadAll = mustScript("mapcache_read_all")
+	scriptMapCacheScan    = mustScript("mapcache_scan")
+	scriptMapCacheEvict   = mustScript("mapcache_evict")
 )

@@ -1,0 +1,124 @@
+package redisson
+
+import (
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+)
+
+// BenchmarkMapCachePutWithTTL measures PutWithTTL, one script call (one
+// round trip).
+func BenchmarkMapCachePutWithTTL(b *testing.B) {
+	rdb := sharedRedis(b)
+	c := newClient(b, rdb, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	name := uniqueName(b, rdb)
+	b.Cleanup(func() { rdb.Del(ctx, mapCacheKeys(name)[:mcCreated]...) })
+	m := GetMapCache[string, string](c, name)
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, _, err := m.PutWithTTL(ctx, keys[i%len(keys)], "value", time.Hour, 10*time.Minute); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMapCacheGet measures Get of a live entry with a max idle (the
+// read moves its idle deadline), one script call.
+func BenchmarkMapCacheGet(b *testing.B) {
+	rdb := sharedRedis(b)
+	c := newClient(b, rdb, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	name := uniqueName(b, rdb)
+	b.Cleanup(func() { rdb.Del(ctx, mapCacheKeys(name)[:mcCreated]...) })
+	m := GetMapCache[string, string](c, name)
+	if _, _, err := m.PutWithTTL(ctx, "k", "value", time.Hour, 10*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, ok, err := m.Get(ctx, "k"); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+// BenchmarkMapCacheEvict100k measures the eviction of 100,000 expired
+// entries by the client's pass, call after call: the longest single call
+// (what Redis is blocked for at most, plus a round trip, as this client
+// times it), the longest time Redis spent in one call (SLOWLOG), the median
+// call, and the total.
+func BenchmarkMapCacheEvict100k(b *testing.B) {
+	srv := redistest.Start(b) // a server of its own: no other test's load
+	rdb := srv.Client(b)
+	ctx := testCtx(b, 10*time.Minute)
+	const n = 100_000
+	var longest, median, total, server time.Duration
+	var serverCalls []time.Duration
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		c := mapCacheClient(b, rdb, time.Hour)
+		name := "bench:evict:" + strconv.Itoa(i)
+		fillExpired(b, ctx, rdb, name, n)
+		keys := mapCacheKeys(name)
+		pub := c.pubsub.publishArg(ctx)
+		c.scripts.run(ctx, scriptMapCacheEvict, keys, pub, 0) // loads the script
+		rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
+		rdb.ConfigSet(ctx, "slowlog-max-len", "100000")
+		rdb.SlowLogReset(ctx)
+		b.StartTimer()
+		var calls []time.Duration
+		start := time.Now()
+		for {
+			t0 := time.Now()
+			r, err := c.scripts.run(ctx, scriptMapCacheEvict, keys, pub, c.mapCaches.batch).Int64Slice()
+			calls = append(calls, time.Since(t0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r[1] == 0 {
+				break
+			}
+		}
+		total = time.Since(start)
+		b.StopTimer()
+		if left := rdb.HLen(ctx, name).Val(); left != 0 {
+			b.Fatalf("%d entries left", left)
+		}
+		sort.Slice(calls, func(i, j int) bool { return calls[i] < calls[j] })
+		longest, median = calls[len(calls)-1], calls[len(calls)/2]
+		log, err := rdb.SlowLogGet(ctx, 100000).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		server = 0
+		serverCalls = serverCalls[:0]
+		for _, e := range log {
+			if len(e.Args) > 0 && e.Args[0] == "evalsha" {
+				server = max(server, e.Duration)
+				serverCalls = append(serverCalls, e.Duration)
+			}
+		}
+		rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000")
+		sort.Slice(serverCalls, func(i, j int) bool { return serverCalls[i] < serverCalls[j] })
+		c.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(longest.Microseconds())/1000, "longest-call-ms")
+	b.ReportMetric(float64(server.Microseconds())/1000, "longest-server-ms")
+	if len(serverCalls) > 0 {
+		b.ReportMetric(float64(serverCalls[len(serverCalls)/2].Microseconds())/1000, "median-server-ms")
+		b.ReportMetric(float64(serverCalls[len(serverCalls)*99/100].Microseconds())/1000, "p99-server-ms")
+	}
+	b.ReportMetric(float64(median.Microseconds())/1000, "median-call-ms")
+	b.ReportMetric(float64(total.Milliseconds()), "total-ms")
+}
