@@ -39,8 +39,9 @@ const mapCacheKind = "map cache"
 // been deleted yet: every read checks the expiry inside its script. Expired
 // entries are deleted lazily by the calls that meet them (Get, ContainsKey,
 // Put..., Remove) and in the background by the client's eviction pass,
-// which visits each MapCache this client has used, at most every second,
-// in bounded batches (at most 2 x 100 entries per script call, so Redis is
+// which visits each MapCache this client has used every second (every 30s
+// once it has found nothing to delete a few times in a row), in bounded
+// batches (at most 2 x 100 entries per script call, so Redis is
 // never blocked long), and publishes each deleted entry as expired. Size
 // counts entries not yet deleted, as Redisson's does. Each call is one
 // script run atomically on the master of the name's slot; a failover may

@@ -16,9 +16,9 @@ const (
 	mapCacheEvictBatch = 100
 	// mapCacheEvictEvery is the shortest time between two eviction visits
 	// of one map; a visit that found nothing doubles its map's delay, up to
-	// mapCacheEvictMax.
-	mapCacheEvictEvery = time.Second
-	mapCacheEvictMax   = 30 * time.Second
+	// mapCacheEvictBackoff times it (30s).
+	mapCacheEvictEvery   = time.Second
+	mapCacheEvictBackoff = 30
 	// mapCacheEvictCalls bounds the calls of one visit, so that one map
 	// with a flood of expired entries does not starve the others.
 	mapCacheEvictCalls = 500
@@ -145,7 +145,7 @@ func (s *mapCacheService) pass(ctx context.Context) {
 		if n > 0 {
 			m.delay = s.interval
 		} else {
-			m.delay = min(2*m.delay, mapCacheEvictMax)
+			m.delay = min(2*m.delay, mapCacheEvictBackoff*s.interval)
 		}
 		m.next = time.Now().Add(m.delay)
 		s.mu.Unlock()
