@@ -6,9 +6,11 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -375,5 +377,324 @@ func TestMapCacheAfterClose(t *testing.T) {
 	}
 	if after := nameState(t, rdb, name); after != before {
 		t.Errorf("Redis changed after Close:\n got %s\nwant %s", after, before)
+	}
+}
+
+// TestMapCacheBadInput checks that each bad argument is answered with its
+// documented sentinel, before any I/O: Redis is left unchanged.
+func TestMapCacheBadInput(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := mapCacheName(t, rdb)
+	m := GetMapCache[string, *string](c, name)
+	mp := GetMapCache[*string, string](c, name)
+	empty := GetMapCache[string, string](c, "")
+	v := "v"
+	if _, err := m.FastPut(ctx, "present", &v); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		what string
+		call func() error
+		want error
+	}{
+		{"empty name Get", func() error { _, _, err := empty.Get(ctx, "k"); return err }, ErrEmptyName},
+		{"empty name PutWithTTL", func() error { _, _, err := empty.PutWithTTL(ctx, "k", "v", time.Second, 0); return err }, ErrEmptyName},
+		{"empty name Size", func() error { _, err := empty.Size(ctx); return err }, ErrEmptyName},
+		{"empty name Delete", func() error { _, err := empty.Delete(ctx); return err }, ErrEmptyName},
+		{"empty name SetMaxSize", func() error { return empty.SetMaxSize(ctx, 1) }, ErrEmptyName},
+		{"empty name OnCreated", func() error {
+			_, err := empty.OnCreated(ctx, func(MapCacheEvent[string, string]) {})
+			return err
+		}, ErrEmptyName},
+		{"empty name Iterator", func() error {
+			it := empty.Iterator(1)
+			for range it.All(ctx) {
+			}
+			return it.Err()
+		}, ErrEmptyName},
+		{"nil key Get", func() error { _, _, err := mp.Get(ctx, nil); return err }, ErrNilValue},
+		{"nil key Put", func() error { _, _, err := mp.Put(ctx, nil, "v"); return err }, ErrNilValue},
+		{"nil key Remove", func() error { _, _, err := mp.Remove(ctx, nil); return err }, ErrNilValue},
+		{"nil key ContainsKey", func() error { _, err := mp.ContainsKey(ctx, nil); return err }, ErrNilValue},
+		{"nil value Put", func() error { _, _, err := m.Put(ctx, "k", nil); return err }, ErrNilValue},
+		{"nil value PutWithTTL", func() error { _, _, err := m.PutWithTTL(ctx, "k", nil, time.Second, 0); return err }, ErrNilValue},
+		{"nil value PutIfAbsent", func() error { _, _, err := m.PutIfAbsent(ctx, "k", nil); return err }, ErrNilValue},
+		{"nil value FastPut", func() error { _, err := m.FastPut(ctx, "present", nil); return err }, ErrNilValue},
+		{"nil value FastPutIfAbsent", func() error { _, err := m.FastPutIfAbsent(ctx, "k", nil); return err }, ErrNilValue},
+		{"negative TTL", func() error { _, _, err := m.PutWithTTL(ctx, "present", &v, -time.Second, 0); return err }, ErrNegativeDuration},
+		{"negative max idle", func() error { _, _, err := m.PutWithTTL(ctx, "k", &v, 0, -time.Millisecond); return err }, ErrNegativeDuration},
+		{"negative TTL PutIfAbsent", func() error {
+			_, _, err := m.PutIfAbsentWithTTL(ctx, "k", &v, -1, 0)
+			return err
+		}, ErrNegativeDuration},
+		{"negative TTL FastPut", func() error { _, err := m.FastPutWithTTL(ctx, "k", &v, -1, 0); return err }, ErrNegativeDuration},
+		{"negative TTL FastPutIfAbsent", func() error {
+			_, err := m.FastPutIfAbsentWithTTL(ctx, "k", &v, 0, -1)
+			return err
+		}, ErrNegativeDuration},
+		{"negative max size", func() error { return m.SetMaxSize(ctx, -1) }, ErrInvalidOption},
+		{"unknown eviction mode", func() error { return m.SetMaxSizeWithMode(ctx, 5, EvictionMode(7)) }, ErrInvalidOption},
+		{"nil listener", func() error { _, err := m.OnUpdated(ctx, nil); return err }, ErrInvalidOption},
+		{"batch 0", func() error {
+			it := m.Iterator(0)
+			for range it.All(ctx) {
+			}
+			return it.Err()
+		}, ErrInvalidBatch},
+	}
+	before := nameState(t, rdb, name)
+	beforeAll := nameState(t, rdb, "")
+	for _, tc := range cases {
+		if err := tc.call(); !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.what, err, tc.want)
+		}
+	}
+	if after := nameState(t, rdb, name); after != before {
+		t.Errorf("Redis changed:\n got %s\nwant %s", after, before)
+	}
+	if after := nameState(t, rdb, ""); after != beforeAll {
+		t.Errorf("Redis changed (empty names)")
+	}
+}
+
+// TestMapCacheWrongType puts a string at each of a MapCache's keys in turn
+// and checks that every call answers ErrWrongType and leaves Redis
+// unchanged, the string included.
+func TestMapCacheWrongType(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := mapCacheClient(t, rdb, time.Hour)
+	ctx := testCtx(t, time.Minute)
+	for _, at := range []int{mcHash, mcTimeout, mcIdle, mcOptions, mcLastAccess} {
+		name := mapCacheName(t, rdb)
+		keys := mapCacheKeys(name)
+		m := GetMapCache[string, string](c, name)
+		if at != mcHash {
+			// A live entry and an expired one, so that the calls get past
+			// the hash.
+			if _, err := m.FastPut(ctx, "k", "v"); err != nil {
+				t.Fatal(err)
+			}
+			rdb.HSet(ctx, name, "\xa1x", mapCacheEntry(0, []byte("\xa1v")))
+		}
+		if at == mcLastAccess {
+			if err := m.SetMaxSize(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := rdb.Set(ctx, keys[at], "foreign", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if at == mcTimeout || at == mcIdle {
+			// The zset that is not foreign says x expired.
+			other := keys[mcIdle+mcTimeout-at]
+			rdb.ZAdd(ctx, other, redis.Z{Score: 1, Member: "\xa1x"})
+		}
+		calls := map[string]func() error{
+			"Get":             func() error { _, _, err := m.Get(ctx, "k"); return err },
+			"Get expired":     func() error { _, _, err := m.Get(ctx, "x"); return err },
+			"Put":             func() error { _, _, err := m.Put(ctx, "k", "w"); return err },
+			"PutWithTTL":      func() error { _, _, err := m.PutWithTTL(ctx, "n", "w", time.Minute, time.Minute); return err },
+			"PutIfAbsent":     func() error { _, _, err := m.PutIfAbsent(ctx, "x", "w"); return err },
+			"FastPut":         func() error { _, err := m.FastPut(ctx, "x", "w"); return err },
+			"FastPutIfAbsent": func() error { _, err := m.FastPutIfAbsent(ctx, "n", "w"); return err },
+			"Remove":          func() error { _, _, err := m.Remove(ctx, "k"); return err },
+			"ContainsKey":     func() error { _, err := m.ContainsKey(ctx, "k"); return err },
+			"ReadAll":         func() error { _, err := m.ReadAll(ctx); return err },
+		}
+		if at == mcHash {
+			calls["Size"] = func() error { _, err := m.Size(ctx); return err }
+			calls["Iterator"] = func() error {
+				it := m.Iterator(10)
+				for range it.All(ctx) {
+				}
+				return it.Err()
+			}
+		}
+		if at == mcOptions {
+			calls["SetMaxSize"] = func() error { return m.SetMaxSize(ctx, 3) }
+			calls["OnCreated"] = func() error {
+				_, err := m.OnCreated(ctx, func(MapCacheEvent[string, string]) {})
+				return err
+			}
+		}
+		if at == mcTimeout || at == mcIdle {
+			calls["Iterator"] = func() error {
+				it := m.Iterator(10)
+				for range it.All(ctx) {
+				}
+				return it.Err()
+			}
+		}
+		before := nameState(t, rdb, name)
+		for op, call := range calls {
+			if err := call(); !errors.Is(err, ErrWrongType) {
+				t.Errorf("%s with a string at %s: got %v, want ErrWrongType", op, keys[at], err)
+			}
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Errorf("string at %s: Redis changed:\n got %s\nwant %s", keys[at], after, before)
+		}
+	}
+}
+
+// TestMapCacheMaxSize checks Redisson's max size: the least recently used
+// (LRU) or least often used (LFU) entries beyond it are evicted by the write
+// that exceeds it, never the entry written.
+func TestMapCacheMaxSize(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := mapCacheClient(t, rdb, time.Hour)
+	ctx := testCtx(t, time.Minute)
+	keysOf := func(m *MapCache[string, int64]) []string {
+		all, err := m.ReadAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for k := range all {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	put := func(m *MapCache[string, int64], k string) {
+		t.Helper()
+		if _, err := m.FastPut(ctx, k, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(m *MapCache[string, int64], k string) {
+		t.Helper()
+		if _, ok, err := m.Get(ctx, k); err != nil || !ok {
+			t.Fatalf("Get(%s) = %v, %v", k, ok, err)
+		}
+	}
+
+	lru := GetMapCache[string, int64](c, mapCacheName(t, rdb))
+	if err := lru.SetMaxSize(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	put(lru, "a")
+	time.Sleep(5 * time.Millisecond) // distinct access times
+	put(lru, "b")
+	time.Sleep(5 * time.Millisecond)
+	get(lru, "a") // b is now the least recently used
+	time.Sleep(5 * time.Millisecond)
+	put(lru, "c")
+	if got, want := keysOf(lru), []string{"a", "c"}; !equalStrings(got, want) {
+		t.Errorf("LRU with max 2 after a, b, read a, c: %q, want %q", got, want)
+	}
+	put(lru, "c") // an update evicts nothing
+	if got, want := keysOf(lru), []string{"a", "c"}; !equalStrings(got, want) {
+		t.Errorf("LRU after updating c: %q, want %q", got, want)
+	}
+
+	lfu := GetMapCache[string, int64](c, mapCacheName(t, rdb))
+	if err := lfu.SetMaxSizeWithMode(ctx, 2, EvictLFU); err != nil {
+		t.Fatal(err)
+	}
+	put(lfu, "a")
+	put(lfu, "b")
+	get(lfu, "b")
+	get(lfu, "b")
+	get(lfu, "a")
+	put(lfu, "c") // a used twice, b three times: a goes
+	if got, want := keysOf(lfu), []string{"b", "c"}; !equalStrings(got, want) {
+		t.Errorf("LFU with max 2: %q, want %q", got, want)
+	}
+	if err := lfu.SetMaxSize(ctx, 0); err != nil { // no limit
+		t.Fatal(err)
+	}
+	put(lfu, "d")
+	put(lfu, "e")
+	if n, err := lfu.Size(ctx); err != nil || n != 4 {
+		t.Errorf("Size without a limit = %d, %v; want 4", n, err)
+	}
+}
+
+// TestMapCachePutAndGetAreOneRoundTrip counts the commands a PutWithTTL
+// and a Get send once their scripts are loaded: one each.
+func TestMapCachePutAndGetAreOneRoundTrip(t *testing.T) {
+	var sent atomic.Int64
+	rdb := sharedRedis(t)
+	rdb.AddHook(countHook{&sent})
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	m := GetMapCache[string, string](c, mapCacheName(t, rdb))
+	m.PutWithTTL(ctx, "warm", "v", time.Minute, time.Minute) // loads the scripts
+	m.Get(ctx, "warm")
+	for op, call := range map[string]func() error{
+		"PutWithTTL": func() error { _, _, err := m.PutWithTTL(ctx, "k", "v", time.Minute, time.Minute); return err },
+		"Get":        func() error { _, _, err := m.Get(ctx, "k"); return err },
+	} {
+		sent.Store(0)
+		if err := call(); err != nil {
+			t.Fatal(err)
+		}
+		if n := sent.Load(); n != 1 {
+			t.Errorf("%s sent %d commands, want 1", op, n)
+		}
+	}
+}
+
+// countHook counts the commands a go-redis client sends.
+type countHook struct{ n *atomic.Int64 }
+
+func (h countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
+// TestMapCacheCluster runs a MapCache on a 3-master cluster: its keys and
+// channels share the slot of {name}, every call and the eviction pass run
+// there, and listeners hear the events over the cluster's (sharded by
+// default) pub/sub. A name with braces but no hash tag is ErrInvalidName.
+func TestMapCacheCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := mapCacheClient(t, rdb, 20*time.Millisecond)
+	ctx := testCtx(t, time.Minute)
+	for _, name := range []string{mapCacheName(t, rdb), "{" + mapCacheName(t, rdb) + "}:cache"} {
+		t.Cleanup(func() { rdb.Del(context.Background(), mapCacheKeys(name)[:mcCreated]...) })
+		for _, k := range mapCacheKeys(name) {
+			if hashSlot(k) != hashSlot(name) {
+				t.Fatalf("%s is in slot %d, %s in %d", k, hashSlot(k), name, hashSlot(name))
+			}
+		}
+		m := GetMapCache[string, any](c, name)
+		log := newEventLog()
+		listenAll(t, ctx, m, log)
+		if _, _, err := m.Put(ctx, "a", "1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.PutWithTTL(ctx, "a", "2", 0, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok, err := m.Get(ctx, "a"); err != nil || !ok || v != "2" {
+			t.Fatalf("Get(a) = %v, %v, %v", v, ok, err)
+		}
+		want := []string{"created a=1 old=<nil>", "expired a=2 old=<nil>", "updated a=2 old=1"}
+		if got := log.next(t, 3); !equalStrings(got, want) {
+			t.Errorf("%s: events %q, want %q", name, got, want)
+		}
+		if n := rdb.HLen(ctx, name).Val(); n != 0 {
+			t.Errorf("%s: %d entries after the expiry's eviction", name, n)
+		}
+		if all, err := m.ReadAll(ctx); err != nil || len(all) != 0 {
+			t.Errorf("ReadAll = %v, %v", all, err)
+		}
+	}
+	bad := GetMapCache[string, string](c, "a{b")
+	if _, _, err := bad.Get(ctx, "k"); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("Get on a{b: got %v, want ErrInvalidName", err)
 	}
 }
