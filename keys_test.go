@@ -88,6 +88,11 @@ var documentedKeys = []keyRow{
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
+	{"MapCache", "name", "hash", permanent, false},
+	{"MapCache", "redisson__timeout__set:{name}", "zset", permanent, false},
+	{"MapCache", "redisson__idle__set:{name}", "zset", permanent, false},
+	{"MapCache", "redisson__map_cache__last_access__set:{name}", "zset", permanent, false},
+	{"MapCache", "{name}:redisson_options", "hash", permanent, false},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -315,6 +320,10 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("AtomicLong.IncrementAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
+	mc := GetMapCache[string, int](c, name("MapCache"))
+	must("MapCache.SetMaxSize", mc.SetMaxSize(ctx, 100))
+	_, _, err = mc.PutWithTTL(ctx, "k", 1, time.Hour, time.Hour)
+	must("MapCache.PutWithTTL", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)

@@ -157,6 +157,11 @@ func objectRows() []objectRow {
 		row("Map", func(c *Client, name string) *Map[string, int64] { return GetMap[string, int64](c, name) },
 			func(ctx context.Context, m *Map[string, int64]) error { return second(m.FastPut(ctx, "k", 1)) },
 			stringAt(itself)),
+		row("MapCache", func(c *Client, name string) *MapCache[string, int64] { return GetMapCache[string, int64](c, name) },
+			func(ctx context.Context, m *MapCache[string, int64]) error {
+				return second(m.FastPutWithTTL(ctx, "k", 1, time.Minute, time.Minute))
+			},
+			stringAt(itself)),
 		row("BloomFilter", func(c *Client, name string) *BloomFilter[string] { return GetBloomFilter[string](c, name) },
 			func(ctx context.Context, f *BloomFilter[string]) error { return second(f.TryInit(ctx, 100, 0.01)) },
 			stringAt(bloomConfigKey)),
