@@ -39,10 +39,10 @@ const mapCacheKind = "map cache"
 // been deleted yet: every read checks the expiry inside its script. Expired
 // entries are deleted lazily by the calls that meet them (Get, ContainsKey,
 // Put..., Remove) and in the background by the client's eviction pass,
-// which visits each MapCache this client has used every second (every 30s
-// once it has found nothing to delete a few times in a row), in bounded
-// batches (at most 2 x 100 entries per script call, so Redis is
-// never blocked long), and publishes each deleted entry as expired. Size
+// which visits each MapCache this client has used every second (a map
+// where it found nothing half as often each time, down to every 30s), in
+// bounded batches (at most 2 x 100 entries per script call, about a
+// millisecond of Redis), and publishes each deleted entry as expired. Size
 // counts entries not yet deleted, as Redisson's does. Each call is one
 // script run atomically on the master of the name's slot; a failover may
 // lose the writes the old master had not replicated, as for any Redis data.
@@ -426,52 +426,4 @@ func (mc *MapCache[K, V]) Delete(ctx context.Context) (bool, error) {
 	}
 	n, err := mc.m.c.rdb.Del(ctx, mc.keys[:mcCreated]...).Result()
 	return n > 0, mc.m.wrap(err)
-}
-
-// EvictionMode chooses which entries a MapCache with a max size evicts
-// first (Redisson's EvictionMode).
-type EvictionMode int
-
-const (
-	// EvictLRU evicts the least recently used entries (written or read
-	// longest ago). It is the default.
-	EvictLRU EvictionMode = iota
-	// EvictLFU evicts the least frequently used entries (fewest writes and
-	// reads since the max size was set).
-	EvictLFU
-)
-
-// SetMaxSize limits the map cache to n entries, evicting least recently
-// used ones (SetMaxSizeWithMode with EvictLRU). n = 0 removes the limit.
-func (mc *MapCache[K, V]) SetMaxSize(ctx context.Context, n int) error {
-	return mc.SetMaxSizeWithMode(ctx, n, EvictLRU)
-}
-
-// SetMaxSizeWithMode limits the map cache to n entries (0: no limit), as
-// Redisson's setMaxSize(n, mode) does, in its options hash. From then on
-// every write that takes the map past n evicts the least used entries by
-// mode (never the entry just written), publishing them as removed; reads
-// and writes record their use. As in Redisson, entries written before the
-// limit have no use recorded and are not evicted, so the map may stay above
-// n until they are removed or expire; the limit is not applied until the
-// next write. It returns ErrInvalidOption for a negative n or an unknown
-// mode (Redis unchanged); ErrEmptyName, ErrInvalidName, ErrWrongType,
-// ErrClientClosed, or a Redis error otherwise.
-func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode EvictionMode) error {
-	if err := mc.m.check(); err != nil {
-		return err
-	}
-	var name string
-	switch mode {
-	case EvictLRU:
-		name = "LRU"
-	case EvictLFU:
-		name = "LFU"
-	default:
-		return objectErrorf(mapCacheKind, mc.m.name, "%w: eviction mode %d", ErrInvalidOption, mode)
-	}
-	if n < 0 {
-		return objectErrorf(mapCacheKind, mc.m.name, "%w: max size %d", ErrInvalidOption, n)
-	}
-	return mc.m.wrap(mc.m.c.rdb.HSet(ctx, mc.keys[mcOptions], "max-size", strconv.Itoa(n), "mode", name).Err())
 }
