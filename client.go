@@ -73,8 +73,8 @@ func (c *Client) ID() string { return c.id }
 // Options returns the options in force, defaults filled in.
 func (c *Client) Options() Options { return c.opts }
 
-// Close stops the watchdog and the pub/sub service and waits for their
-// goroutines; a renewal in flight on a server that does not answer is waited
+// Close stops the watchdog, the pub/sub service and the MapCache eviction
+// pass and waits for their goroutines (MapCache listeners' included); a renewal in flight on a server that does not answer is waited
 // for at most CleanupTimeout, then abandoned. Every hold of a lock taken
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks

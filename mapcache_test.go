@@ -330,9 +330,10 @@ func fillExpired(t testing.TB, ctx context.Context, rdb redis.UniversalClient, n
 	}
 }
 
-// TestMapCacheCloseStopsEviction checks that Close stops and joins the
-// pass (goleak checks the goroutine at the end of the run) and that calls
-// after it are ErrClientClosed, leaving Redis unchanged.
+// TestMapCacheAfterClose checks that Close stops and joins the eviction
+// pass and the listeners (goleak checks the goroutines at the end of the
+// run) and that calls after it are ErrClientClosed, leaving Redis
+// unchanged.
 func TestMapCacheAfterClose(t *testing.T) {
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
