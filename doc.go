@@ -57,6 +57,13 @@
 // AtomicLong and IdGenerator; their values go through a Codec
 // (MsgpackCodec by default).
 //
+// Inspection, for operators and admin pages: Client.InspectLock (and its
+// fair and read-write forms), InspectSemaphore,
+// InspectPermitExpirableSemaphore, InspectCountDownLatch,
+// InspectRateLimiter, InspectBucket, InspectMap and ListObjects read an
+// object's state in Redis whoever holds it, Java's Redisson included,
+// without changing it; cmd/redissonctl prints them.
+//
 // # Shared services
 //
 // Scripts are sent with EVALSHA only and loaded on NOSCRIPT. All waiting and

@@ -133,8 +133,8 @@ var (
 
 // Errors of Map.
 var (
-	// ErrInvalidBatch is reported (by MapIterator.Err) for an iteration batch
-	// size below 1.
+	// ErrInvalidBatch is reported (by MapIterator.Err, and the Err of the
+	// List, Set and SortedSet iterators) for an iteration batch size below 1.
 	ErrInvalidBatch = errors.New("redisson: invalid batch size")
 )
 
@@ -172,6 +172,41 @@ var (
 
 	// ErrInvalidBuffer is returned for a topic subscriber buffer below 1.
 	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
+)
+
+// Errors of the inspection calls (inspect*.go).
+var (
+	// ErrNotFound is returned by the Client's Inspect calls for an object
+	// none of whose keys exist (a semaphore never set, a latch that reached
+	// zero, a map emptied). The lock calls do not return it: a free lock
+	// is a LockInfo that is not held.
+	ErrNotFound = errors.New("redisson: object not found")
+)
+
+// Errors of List, Set and SortedSet.
+var (
+	// ErrIndexOutOfRange is returned by List.Get, Set, FastSet, Insert and
+	// RemoveAt for an index that is negative or not below the list's size
+	// (Insert: above it). Redis is left unchanged.
+	ErrIndexOutOfRange = errors.New("redisson: list index out of range")
+
+	// ErrNegativeCount is returned by the collections' calls that take a
+	// number of elements (Set.RandomMembers, Set.PopN, SortedSet.PollFirst,
+	// a RangeOptions offset or count) when it is negative. Redis is left
+	// unchanged.
+	ErrNegativeCount = errors.New("redisson: negative count")
+
+	// ErrInvalidScore is returned by SortedSet calls given a NaN score,
+	// delta or bound (Redis has no NaN score). Redis is left unchanged.
+	ErrInvalidScore = errors.New("redisson: invalid score")
+
+	// ErrCrossSlot is returned, on Redis Cluster, by the Set calls that
+	// read or write several sets at once (Union, Intersection, Difference
+	// and their Store forms) when the sets' names are in different hash
+	// slots; nothing is sent. Give such sets one hash tag, as Redisson's
+	// users do: "{orders}:open" and "{orders}:paid" share the slot of
+	// "orders".
+	ErrCrossSlot = errors.New("redisson: keys in different cluster slots")
 )
 
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.

@@ -93,6 +93,9 @@ var documentedKeys = []keyRow{
 	{"MapCache", "redisson__idle__set:{name}", "zset", permanent, false},
 	{"MapCache", "redisson__map_cache__last_access__set:{name}", "zset", permanent, false},
 	{"MapCache", "{name}:redisson_options", "hash", permanent, false},
+	{"List", "name", "list", permanent, false},
+	{"Set", "name", "set", permanent, false},
+	{"SortedSet", "name", "zset", permanent, false},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -324,6 +327,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("MapCache.SetMaxSize", mc.SetMaxSize(ctx, 100))
 	_, _, err = mc.PutWithTTL(ctx, "k", 1, time.Hour, time.Hour)
 	must("MapCache.PutWithTTL", err)
+	_, err = GetList[string](c, name("List")).Add(ctx, "v")
+	must("List.Add", err)
+	_, err = GetSet[string](c, name("Set")).Add(ctx, "v")
+	must("Set.Add", err)
+	_, err = GetSortedSet[string](c, name("SortedSet")).Add(ctx, 1, "v")
+	must("SortedSet.Add", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)

@@ -93,6 +93,22 @@ var (
 	scriptIDGenInit = mustScript("idgen_init")
 	scriptIDGenNext = mustScript("idgen_next")
 
+	// Inspection (inspect*.go): read-only views for operators, whoever
+	// holds the object. inspect_ratelimit joins prelude_ratelimit_log.
+	scriptInspectLock      = mustScript("inspect_lock")
+	scriptInspectValue     = mustScript("inspect_value")
+	scriptInspectPermits   = mustScript("inspect_permits")
+	scriptInspectRateLimit = mustScript("inspect_ratelimit")
+	scriptInspectMap       = mustScript("inspect_map")
+	scriptInspectKey       = mustScript("inspect_key")
+
+	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
+	// three list scripts join prelude_list.
+	scriptListInsert   = mustScript("list_insert")
+	scriptListRemoveAt = mustScript("list_remove_at")
+	scriptListSet      = mustScript("list_set")
+	scriptSetStore     = mustScript("set_store")
+
 	// MapCache (mapcache*.go): Redisson's RMapCache. All join
 	// prelude_mapcache.
 	scriptMapCachePut     = mustScript("mapcache_put")

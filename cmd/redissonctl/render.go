@@ -1,0 +1,205 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+// The text output: aligned tables, durations like 12.3s.
+
+// human formats a duration for people: 850ms, 12.3s, 4m05s, 2h10m.
+func human(d time.Duration) string {
+	if d < 0 {
+		return "-" + human(-d)
+	}
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// leaseText is a lock's remaining lease for people.
+func leaseText(info redisson.LockInfo) string {
+	switch {
+	case !info.Held:
+		return "-"
+	case info.NoExpiry:
+		return "never expires"
+	}
+	return human(info.Lease)
+}
+
+// ownerList names a lock's owners in one line.
+func ownerList(info redisson.LockInfo) string {
+	var out []string
+	for _, o := range info.Owners {
+		s := o.Field
+		if o.Holds != 1 {
+			s += fmt.Sprintf(" (%d holds)", o.Holds)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return "nobody"
+	}
+	return strings.Join(out, ", ")
+}
+
+// renderLock writes a lock's state: a block of facts, the owners, and a
+// fair lock's queue.
+func renderLock(w *tabwriter.Writer, info redisson.LockInfo) {
+	state := "free"
+	if info.Held {
+		state = "held"
+		if info.Mode != "" {
+			state += " (" + info.Mode + ")"
+		}
+	}
+	fmt.Fprintf(w, "%s\t%s\n", info.Kind, info.Name)
+	fmt.Fprintf(w, "state\t%s\n", state)
+	fmt.Fprintf(w, "lease\t%s\n", leaseText(info))
+	token := "-"
+	if info.Token != 0 {
+		token = strconv.FormatInt(info.Token, 10)
+	}
+	fmt.Fprintf(w, "fencing token\t%s\n", token)
+	fmt.Fprintf(w, "subscribers\t%d\n", info.Subscribers)
+	if info.Kind == "fair lock" {
+		fmt.Fprintf(w, "waiters\t%d\n", info.QueueLength)
+	}
+	if len(info.Owners) > 0 {
+		fmt.Fprintln(w)
+		if info.Mode == "" {
+			fmt.Fprintln(w, "OWNER\tCLIENT ID\tTHREAD\tHOLDS")
+		} else {
+			fmt.Fprintln(w, "OWNER\tCLIENT ID\tTHREAD\tHOLDS\tSIDE\tREAD LEASES")
+		}
+		for _, o := range info.Owners {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%d", o.Field, o.ClientID, o.Thread, o.Holds)
+			if info.Mode != "" {
+				side := "read"
+				if o.Write {
+					side = "write"
+				}
+				var leases []string
+				for _, l := range o.ReadLeases {
+					leases = append(leases, human(l))
+				}
+				fmt.Fprintf(w, "\t%s\t%s", side, strings.Join(leases, " "))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(info.Queue) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "POS\tWAITER\tDEADLINE IN\tALIVE\tSUBSCRIBED")
+		for _, q := range info.Queue {
+			deadline := "-"
+			if !q.Deadline.IsZero() {
+				deadline = human(q.Timeout)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\n", q.Position, q.Owner, deadline, yesNo(q.Alive), yesNo(q.Subscribed))
+		}
+		if n := info.QueueLength - int64(len(info.Queue)); n > 0 {
+			fmt.Fprintf(w, "...\t%d more\n", n)
+		}
+	}
+}
+
+// renderObject writes the state of an object other than a lock.
+func renderObject(w *tabwriter.Writer, v any) {
+	switch x := v.(type) {
+	case redisson.SemaphoreInfo:
+		fmt.Fprintf(w, "semaphore\t%s\n", x.Name)
+		fmt.Fprintf(w, "permits\t%d\n", x.Permits)
+		fmt.Fprintf(w, "reserved by a waiter\t%d\n", x.Reserved)
+		fmt.Fprintf(w, "subscribers\t%d\n", x.Subscribers)
+	case redisson.PermitSemaphoreInfo:
+		fmt.Fprintf(w, "permit semaphore\t%s\n", x.Name)
+		fmt.Fprintf(w, "available\t%d\n", x.Available)
+		fmt.Fprintf(w, "held\t%d\n", x.HeldCount)
+		fmt.Fprintf(w, "subscribers\t%d\n", x.Subscribers)
+		if len(x.Held) > 0 {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "PERMIT\tEXPIRES IN")
+			for _, p := range x.Held {
+				exp := "never"
+				switch {
+				case p.Expired:
+					exp = "expired"
+				case !p.Expires.IsZero():
+					exp = human(p.Expires.Sub(x.ServerTime))
+				}
+				fmt.Fprintf(w, "%s\t%s\n", p.ID, exp)
+			}
+		}
+	case redisson.LatchInfo:
+		fmt.Fprintf(w, "countdown latch\t%s\n", x.Name)
+		fmt.Fprintf(w, "count\t%d\n", x.Count)
+		fmt.Fprintf(w, "subscribers\t%d\n", x.Subscribers)
+	case redisson.RateLimiterInfo:
+		fmt.Fprintf(w, "rate limiter\t%s\n", x.Name)
+		fmt.Fprintf(w, "type\t%s\n", x.Config.Type)
+		fmt.Fprintf(w, "rate\t%d per %s\n", x.Config.Rate, human(x.Config.Interval))
+		keep := "-"
+		if x.Config.KeepAlive > 0 {
+			keep = human(x.Config.KeepAlive) + " (" + human(x.TTL) + " left)"
+		}
+		fmt.Fprintf(w, "keep-alive\t%s\n", keep)
+		avail := "-"
+		if x.Available >= 0 {
+			avail = strconv.FormatInt(x.Available, 10)
+		}
+		fmt.Fprintf(w, "available (overall)\t%s\n", avail)
+		fmt.Fprintf(w, "granted in window\t%d permits in %d grants\n", x.Permits, x.Grants)
+	case redisson.BucketInfo:
+		fmt.Fprintf(w, "bucket\t%s\n", x.Name)
+		fmt.Fprintf(w, "value\t%s\n", valueText(x.Value))
+		fmt.Fprintf(w, "size\t%d bytes\n", x.Size)
+		ttl := "none"
+		if !x.NoExpiry {
+			ttl = human(x.TTL)
+		}
+		fmt.Fprintf(w, "ttl\t%s\n", ttl)
+	case redisson.MapInfo:
+		fmt.Fprintf(w, "map\t%s\n", x.Name)
+		fmt.Fprintf(w, "size\t%d entries\n", x.Size)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "KEY\tVALUE")
+		for _, e := range x.Entries {
+			fmt.Fprintf(w, "%s\t%s\n", valueText(e.Key), valueText(e.Value))
+		}
+		if n := x.Size - int64(len(x.Entries)); n > 0 {
+			fmt.Fprintf(w, "...\t%d more (-page)\n", n)
+		}
+	}
+}
+
+// valueText shows a decoded value: strings and bytes quoted, others as Go
+// prints them.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case []byte:
+		return strconv.Quote(string(x))
+	}
+	return fmt.Sprint(v)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

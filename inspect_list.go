@@ -1,0 +1,327 @@
+package redisson
+
+import (
+	"context"
+	"iter"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The inspection API, the keyspace: ListObjects names the objects behind
+// the keys this library and Redisson write (docs/keys.md), found with SCAN
+// on every master, batch by batch.
+
+// ObjectKind is what ListObjects recognises a key as, from Redisson's key
+// naming and the key's Redis type.
+type ObjectKind string
+
+// The kinds ListObjects reports. A key names its object in ObjectInfo.Name.
+const (
+	// KindLock is a lock hash of owners (Lock, or FairLock: the hash alone
+	// does not say; a fair lock with waiters also has a KindFairQueue key):
+	// a hash of at most 64 fields, each "<id>:<n>" (or with ":write") with
+	// an integer count. A Map that happens to look so is listed as a lock.
+	KindLock ObjectKind = "lock"
+	// KindReadWriteLock is a read-write lock hash (a field "mode").
+	KindReadWriteLock ObjectKind = "rwlock"
+	// KindFencingCounter is redisson_lock_token:{name}.
+	KindFencingCounter ObjectKind = "lock-token"
+	// KindFairQueue, KindFairDeadlines and KindFairLiveness are a fair
+	// lock's redisson_lock_queue:{name}, redisson_lock_timeout:{name} and
+	// redisson_lock_alive:{name}.
+	KindFairQueue     ObjectKind = "fair-queue"
+	KindFairDeadlines ObjectKind = "fair-deadlines"
+	KindFairLiveness  ObjectKind = "fair-alive"
+	// KindReadLease is one read hold's lease {name}:<owner>:rwlock_timeout:<n>.
+	KindReadLease ObjectKind = "read-lease"
+	// KindHeldPermits is a PermitExpirableSemaphore's {name}:timeout.
+	KindHeldPermits ObjectKind = "held-permits"
+	// KindRateLimiter is a RateLimiter's config hash, KindRateLimiterState
+	// its window ({name}:value, {name}:permits and their per-client forms).
+	KindRateLimiter      ObjectKind = "ratelimiter"
+	KindRateLimiterState ObjectKind = "ratelimiter-state"
+	// KindBloomConfig is a BloomFilter's {name}:config, KindIDAllocation an
+	// IdGenerator's {name}:allocation.
+	KindBloomConfig  ObjectKind = "bloom-config"
+	KindIDAllocation ObjectKind = "id-allocation"
+	// KindMap is any other hash: a Map.
+	KindMap ObjectKind = "map"
+	// KindValue is a string at a name of its own: a Bucket, AtomicLong,
+	// Semaphore, PermitExpirableSemaphore count, CountDownLatch, BloomFilter
+	// bitmap or IdGenerator (the key alone does not say which).
+	KindValue ObjectKind = "value"
+	// KindBookkeeping is a key this library writes for its own calls:
+	// release latches, call markers and the semaphore's reservation. They
+	// expire on their own.
+	KindBookkeeping ObjectKind = "bookkeeping"
+	// KindOther is a key of a type no object uses at a name of its own.
+	KindOther ObjectKind = "other"
+)
+
+// ObjectInfo is one key ListObjects found.
+type ObjectInfo struct {
+	// Key is the Redis key, Name the object it belongs to.
+	Key  string     `json:"key"`
+	Name string     `json:"name"`
+	Kind ObjectKind `json:"kind"`
+	// Type is the key's Redis type ("hash", "string", "zset", ...).
+	Type string `json:"type"`
+	// TTL is the remaining time to live; 0 with NoExpiry for a key
+	// without one.
+	TTL      time.Duration `json:"ttl"`
+	NoExpiry bool          `json:"no_expiry"`
+	// Node is the address of the Cluster master the key was found on; ""
+	// elsewhere.
+	Node string `json:"node"`
+}
+
+// ListObjects returns an iterator over the keys matching pattern (SCAN's
+// MATCH syntax; "" is "*"), each named with its object and kind, reading
+// about batch keys per round trip from each master in turn (all masters of
+// a Cluster, found with ForEachMaster): SCAN, then one pipeline of a
+// read-only script per key for its type, TTL and shape. It never reads the
+// keyspace at once and never uses KEYS. It does no I/O until ranged over:
+//
+//	it := c.ListObjects("orders:*", 100)
+//	for o := range it.All(ctx) {
+//		...
+//	}
+//	if err := it.Err(); err != nil {
+//		...
+//	}
+//
+// As with SCAN, a key present for the whole iteration is yielded at least
+// once (possibly more than once); keys written or deleted meanwhile may or
+// may not be. A batch below 1 makes Err return ErrInvalidBatch.
+func (c *Client) ListObjects(pattern string, batch int) *ObjectIterator {
+	if pattern == "" {
+		pattern = "*"
+	}
+	return &ObjectIterator{c: c, pattern: pattern, batch: batch}
+}
+
+// ObjectIterator iterates the keys ListObjects finds. It is for one
+// goroutine at a time; All may be ranged over more than once, each time a
+// new scan. Each batch costs two round trips to one node (SCAN, then the
+// pipeline) and O(batch) on the server (O(fields) for a small hash), so a
+// full walk is O(keys). It has no Redisson counterpart (RKeys.getKeys
+// lists names without kinds). The masters are those the Cluster client
+// knows when the walk starts; a master that fails meanwhile ends the walk
+// with its error (a SCAN cursor is only valid on its node), and keys it
+// held that moved to a replica are not listed in that walk.
+type ObjectIterator struct {
+	c       *Client
+	pattern string
+	batch   int
+	err     error
+}
+
+// All yields the objects, scanning with ctx. It stops at the first error,
+// which Err then returns.
+func (it *ObjectIterator) All(ctx context.Context) iter.Seq[ObjectInfo] {
+	return func(yield func(ObjectInfo) bool) {
+		it.err = it.scan(ctx, yield)
+	}
+}
+
+// Err returns the error that ended the last iteration, or nil.
+func (it *ObjectIterator) Err() error { return it.err }
+
+// scanNode is one master to scan and its address.
+type scanNode struct {
+	cmd  redis.Cmdable
+	addr string
+}
+
+func (it *ObjectIterator) scan(ctx context.Context, yield func(ObjectInfo) bool) error {
+	c := it.c
+	if c.closed.Load() {
+		return ErrClientClosed
+	}
+	if it.batch < 1 {
+		return objectErrorf("list", it.pattern, "%w: %d", ErrInvalidBatch, it.batch)
+	}
+	nodes, err := c.masters(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		var cursor uint64
+		for {
+			keys, next, err := n.cmd.Scan(ctx, cursor, it.pattern, int64(it.batch)).Result()
+			if err != nil {
+				return err
+			}
+			objs, err := describeKeys(ctx, n, keys)
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				if !yield(o) {
+					return nil
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// masters returns every master to scan, in address order: the Cluster's,
+// or the one server behind the client (no address: a Sentinel client's
+// master may change).
+func (c *Client) masters(ctx context.Context) ([]scanNode, error) {
+	cc := c.topo.cluster
+	if cc == nil {
+		return []scanNode{{cmd: c.rdb}}, nil
+	}
+	var mu sync.Mutex
+	var nodes []scanNode
+	err := cc.ForEachMaster(ctx, func(_ context.Context, node *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		nodes = append(nodes, scanNode{cmd: node, addr: node.Options().Addr})
+		return nil
+	})
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].addr < nodes[j].addr })
+	return nodes, err
+}
+
+// describeKeys runs inspect_key on each key in one pipeline to the node
+// that holds them, loading the script there first if it is missing. Keys
+// gone meanwhile are left out.
+func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(keys))
+		_, err := n.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				cmds[i] = p.EvalSha(ctx, scriptInspectKey.sha, []string{k})
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && isNoScript(err) {
+		if err = n.cmd.ScriptLoad(ctx, scriptInspectKey.src).Err(); err != nil {
+			return nil, err
+		}
+		cmds, err = run()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ObjectInfo, 0, len(keys))
+	for i, k := range keys {
+		res, err := cmds[i].Slice()
+		if err != nil {
+			return nil, err
+		}
+		typ, _ := res[0].(string)
+		pttl, _ := res[1].(int64)
+		shape, _ := res[2].(string)
+		if typ == "none" || len(res) != 3 {
+			continue
+		}
+		o := ObjectInfo{Key: k, Type: typ, Node: n.addr}
+		if pttl >= 0 {
+			o.TTL = time.Duration(pttl) * time.Millisecond
+		} else {
+			o.NoExpiry = true
+		}
+		o.Kind, o.Name = kindOf(k, typ, shape)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// The key prefixes of docs/keys.md: prefixName(prefix, name).
+var prefixKinds = []struct {
+	prefix string
+	kind   ObjectKind
+}{
+	{"redisson_lock_token:", KindFencingCounter},
+	{"redisson_lock_queue:", KindFairQueue},
+	{"redisson_lock_timeout:", KindFairDeadlines},
+	{"redisson_lock_alive:", KindFairLiveness},
+	{"redisson_unlock_latch:", KindBookkeeping},
+	{"redisson_sc_reservation:", KindBookkeeping},
+	{"redisson_sc_call:", KindBookkeeping},
+	{"redisson_permit_latch:", KindBookkeeping},
+	{"redisson_countdownlatch_call:", KindBookkeeping},
+	{"redisson_al_call:", KindBookkeeping},
+}
+
+// kindOf names the object and kind of key, whose Redis type is typ and
+// whose hash shape (inspect_key) is shape.
+func kindOf(key, typ, shape string) (ObjectKind, string) {
+	for _, p := range prefixKinds {
+		if rest, ok := strings.CutPrefix(key, p.prefix); ok {
+			return p.kind, tagOf(rest)
+		}
+	}
+	if strings.Contains(key, ":rwlock_timeout:") && typ == "string" {
+		return KindReadLease, tagOf(key)
+	}
+	if strings.HasPrefix(key, "{") {
+		if k, ok := suffixKind(key, typ); ok {
+			return k, tagOf(key)
+		}
+	}
+	switch typ {
+	case "hash":
+		switch shape {
+		case "lock":
+			return KindLock, key
+		case "rwlock":
+			return KindReadWriteLock, key
+		case "ratelimiter":
+			return KindRateLimiter, key
+		}
+		return KindMap, key
+	case "string":
+		return KindValue, key
+	}
+	return KindOther, key
+}
+
+// suffixKind recognises the keys suffixName(name, suffix) builds.
+func suffixKind(key, typ string) (ObjectKind, bool) {
+	i := strings.IndexByte(key, '}')
+	if i < 0 || !strings.HasPrefix(key[i+1:], ":") {
+		return "", false
+	}
+	suffix := key[i+2:]
+	switch {
+	case suffix == "timeout" && typ == "zset":
+		return KindHeldPermits, true
+	case suffix == "config" && typ == "hash":
+		return KindBloomConfig, true
+	case suffix == "allocation" && typ == "string":
+		return KindIDAllocation, true
+	case suffix == "value" || strings.HasPrefix(suffix, "value:") || suffix == "permits" || strings.HasPrefix(suffix, "permits:"):
+		return KindRateLimiterState, true
+	}
+	return "", false
+}
+
+// tagOf returns the object name of a key built by prefixName or
+// suffixName: the hash tag's content, or the key past the prefix when it
+// has none.
+func tagOf(rest string) string {
+	i := strings.IndexByte(rest, '{')
+	j := strings.IndexByte(rest, '}')
+	if i < 0 || j < i {
+		return rest
+	}
+	return rest[i+1 : j]
+}

@@ -1,0 +1,642 @@
+package redisson
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+)
+
+// A Go holder is read back with its client id, owner number, hold count,
+// lease and fencing token, and a Go waiter shows as a channel subscriber.
+func TestInspectLockGoHolder(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	l := c.GetLock(name)
+	if err := l.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock(ctx)
+	hctx, cancel := l.Context(ctx)
+	defer cancel()
+	if err := l.Lock(hctx); err != nil { // re-entry
+		t.Fatal(err)
+	}
+	defer l.Unlock(hctx)
+
+	waiter := newClient(t, rdb, nil).GetLock(name)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(wctx) }()
+	defer func() { stop(); <-done }()
+
+	var info LockInfo
+	eventually(t, 10*time.Second, "the waiter subscribed", func() bool {
+		var err error
+		info, err = c.InspectLock(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Subscribers >= 1
+	})
+	if !info.Held || info.Kind != "lock" || info.Name != name || len(info.Owners) != 1 {
+		t.Fatalf("info = %+v; want one owner of a held lock", info)
+	}
+	o := info.Owners[0]
+	clientID, n := splitOwner(l.Owner())
+	if o.Field != l.Owner() || o.ClientID != c.ID() || clientID != c.ID() || o.Thread != n || o.Holds != 2 || o.Write {
+		t.Errorf("owner = %+v; want field %s, client %s, thread %d, 2 holds", o, l.Owner(), c.ID(), n)
+	}
+	if info.Lease <= 0 || info.Lease > c.Options().WatchdogTimeout || info.NoExpiry {
+		t.Errorf("lease = %v (no expiry %v); want within (0, %v]", info.Lease, info.NoExpiry, c.Options().WatchdogTimeout)
+	}
+	if info.Token != l.Token() || info.Token == 0 {
+		t.Errorf("token = %d; want the holder's %d", info.Token, l.Token())
+	}
+	if d := time.Since(info.ServerTime); d > time.Minute || d < -time.Minute {
+		t.Errorf("server time %v is %v from ours", info.ServerTime, d)
+	}
+}
+
+// A holder written as Java's Redisson writes it (its uuid and thread id,
+// re-entered once) reads the same; a free lock is not held, not an error.
+func TestInspectLockRedissonHolder(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+
+	info, err := c.InspectLock(ctx, name)
+	if err != nil || info.Held || len(info.Owners) != 0 || info.Lease != 0 || info.Token != 0 {
+		t.Fatalf("free lock: %+v, %v; want not held, no error", info, err)
+	}
+	f := newForeignClient(rdb).getLock(name)
+	for range 2 {
+		if ttl, err := f.tryLock(ctx, 20000); err != nil || ttl != nil {
+			t.Fatalf("foreign tryLock = %v, %v", ttl, err)
+		}
+	}
+	info, err = c.InspectLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Held || len(info.Owners) != 1 {
+		t.Fatalf("info = %+v; want the foreign owner", info)
+	}
+	if o := info.Owners[0]; o.ClientID != f.uuid || o.Thread != f.threadID || o.Holds != 2 || o.Field != f.me() {
+		t.Errorf("owner = %+v; want %s thread %d with 2 holds", o, f.uuid, f.threadID)
+	}
+	if info.Lease <= 0 || info.Lease > 20*time.Second {
+		t.Errorf("lease = %v; want within (0, 20s]", info.Lease)
+	}
+}
+
+// Bad input: an empty name, a key of another type (Redis unchanged), a
+// closed client.
+func TestInspectBadInput(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	if _, err := c.InspectLock(ctx, ""); !errors.Is(err, ErrEmptyName) {
+		t.Errorf("empty name: %v; want ErrEmptyName", err)
+	}
+	if _, err := c.InspectMap(ctx, "", nil, 0, 10); !errors.Is(err, ErrEmptyName) {
+		t.Errorf("map, empty name: %v; want ErrEmptyName", err)
+	}
+	rdb.Set(ctx, name, "not a lock", 0)
+	before := keyState(t, rdb, name)
+	for what, call := range map[string]func() error{
+		"lock":      func() error { _, err := c.InspectLock(ctx, name); return err },
+		"fair lock": func() error { _, err := c.InspectFairLock(ctx, name); return err },
+		"rwlock":    func() error { _, err := c.InspectReadWriteLock(ctx, name); return err },
+		"map":       func() error { _, err := c.InspectMap(ctx, name, nil, 0, 10); return err },
+		"ratelimit": func() error { _, err := c.InspectRateLimiter(ctx, name); return err },
+		"semaphore": func() error { _, err := c.InspectSemaphore(ctx, name); return err },
+		"latch":     func() error { _, err := c.InspectCountDownLatch(ctx, name); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrWrongType) {
+			t.Errorf("%s on a string: %v; want ErrWrongType", what, err)
+		}
+	}
+	rdb.HSet(ctx, name+":h", "f", "v")
+	defer rdb.Del(ctx, name+":h")
+	if _, err := c.InspectBucket(ctx, name+":h", nil); !errors.Is(err, ErrWrongType) {
+		t.Errorf("bucket on a hash: %v; want ErrWrongType", err)
+	}
+	if after := keyState(t, rdb, name); after != before {
+		t.Errorf("Redis changed: %s -> %s", before, after)
+	}
+	missing := name + ":missing"
+	for what, call := range map[string]func() error{
+		"bucket":    func() error { _, err := c.InspectBucket(ctx, missing, nil); return err },
+		"map":       func() error { _, err := c.InspectMap(ctx, missing, nil, 0, 10); return err },
+		"semaphore": func() error { _, err := c.InspectSemaphore(ctx, missing); return err },
+		"permits":   func() error { _, err := c.InspectPermitExpirableSemaphore(ctx, missing); return err },
+		"latch":     func() error { _, err := c.InspectCountDownLatch(ctx, missing); return err },
+		"ratelimit": func() error { _, err := c.InspectRateLimiter(ctx, missing); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s not there: %v; want ErrNotFound", what, err)
+		}
+	}
+	c.Close()
+	if _, err := c.InspectLock(ctx, name); !errors.Is(err, ErrClientClosed) {
+		t.Errorf("after Close: %v; want ErrClientClosed", err)
+	}
+	if _, err := c.InspectBucket(ctx, name, nil); !errors.Is(err, ErrClientClosed) {
+		t.Errorf("bucket after Close: %v; want ErrClientClosed", err)
+	}
+	it := c.ListObjects("*", 10)
+	for range it.All(ctx) {
+		t.Error("ListObjects yielded after Close")
+	}
+	if !errors.Is(it.Err(), ErrClientClosed) {
+		t.Errorf("ListObjects after Close: %v; want ErrClientClosed", it.Err())
+	}
+}
+
+// A fair lock's queue lists a Java waiter (no liveness entry: alive by its
+// Redisson deadline) and a Go waiter behind it (alive by its liveness,
+// subscribed on its own channel), in turn order.
+func TestInspectFairLockQueue(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), prefixName("redisson_lock_queue", name), prefixName("redisson_lock_timeout", name), prefixName("redisson_lock_alive", name))
+	})
+	holder := c.GetFairLock(name)
+	mustTryLock(t, ctx, holder, 0, 0)
+	defer holder.Unlock(ctx)
+
+	java := newForeignFair(rdb, name)
+	if ttl, err := java.acquire(ctx, 30000, 60000); err != nil || ttl == nil {
+		t.Fatalf("foreign acquire = %v, %v; want queued", ttl, err)
+	}
+	waiter := newClient(t, rdb, nil).GetFairLock(name)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { _, err := waiter.TryLock(wctx, time.Minute, 0); done <- err }()
+	defer func() { stop(); <-done }()
+
+	var info LockInfo
+	eventually(t, 10*time.Second, "the Go waiter queued and subscribed", func() bool {
+		var err error
+		if info, err = c.InspectFairLock(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		return len(info.Queue) == 2 && info.Queue[1].Subscribed
+	})
+	if info.QueueLength != 2 || info.Kind != "fair lock" || len(info.Owners) != 1 || info.Owners[0].ClientID != c.ID() {
+		t.Fatalf("info = %+v; want the Go holder and 2 waiters", info)
+	}
+	j, g := info.Queue[0], info.Queue[1]
+	if j.Position != 1 || j.Owner != java.me() || j.ClientID != java.uuid || j.Thread != java.threadID {
+		t.Errorf("first waiter = %+v; want the Java one %s", j, java.me())
+	}
+	if !j.AliveUntil.IsZero() || !j.Alive || j.Timeout <= 0 || j.Deadline.IsZero() {
+		t.Errorf("Java waiter = %+v; want no liveness entry, alive by a future deadline", j)
+	}
+	if g.Position != 2 || g.ClientID == java.uuid || g.AliveUntil.IsZero() || !g.Alive || g.Deadline.IsZero() {
+		t.Errorf("Go waiter = %+v; want alive by its liveness entry, with a deadline", g)
+	}
+	if plain, err := c.InspectLock(ctx, name); err != nil || len(plain.Queue) != 0 || plain.QueueLength != 0 {
+		t.Errorf("as a plain lock: %+v, %v; want no queue", plain, err)
+	}
+}
+
+// A read-write lock read-held by Go and by Java lists both readers with
+// the lease of each read hold; write-held, the writer with its token.
+func TestInspectReadWriteLock(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	rw := c.GetReadWriteLock(name)
+	if err := rw.ReadLock().LockLease(ctx, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	java := newForeignRW(rdb, name)
+	if ttl, err := java.tryRead(ctx, 25000); err != nil || ttl != nil {
+		t.Fatalf("foreign read = %v, %v", ttl, err)
+	}
+	t.Cleanup(func() { java.readUnlock(context.Background()) })
+	info, err := c.InspectReadWriteLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode != "read" || len(info.Owners) != 2 || info.Lease <= 20*time.Second || info.Lease > 25*time.Second {
+		t.Fatalf("info = %+v; want read mode, 2 readers, the longest lease (25s)", info)
+	}
+	for _, o := range info.Owners {
+		want := 20 * time.Second
+		if o.ClientID == java.uuid {
+			want = 25 * time.Second
+		} else if o.ClientID != c.ID() {
+			t.Errorf("owner %+v is neither reader", o)
+		}
+		if o.Write || o.Holds != 1 || len(o.ReadLeases) != 1 || o.ReadLeases[0] <= want-10*time.Second || o.ReadLeases[0] > want {
+			t.Errorf("reader %+v; want one read hold with a lease near %v", o, want)
+		}
+	}
+	if err := rw.ReadLock().Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := java.readUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	w := rw.WriteLock()
+	mustTryLock(t, ctx, w, 0, 0)
+	defer w.Unlock(ctx)
+	info, err = c.InspectReadWriteLock(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode != "write" || len(info.Owners) != 1 || info.Token != w.Token() {
+		t.Fatalf("info = %+v; want write mode and the writer's token %d", info, w.Token())
+	}
+	if o := info.Owners[0]; !o.Write || o.Field != w.Owner()+":write" || o.ClientID != c.ID() || o.Holds != 1 {
+		t.Errorf("writer = %+v; want write field %s:write", o, w.Owner())
+	}
+}
+
+// The value objects read back with what Go and Java holders left.
+func TestInspectValueObjects(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	base := uniqueName(t, rdb)
+	t.Cleanup(func() {
+		var keys []string
+		for _, s := range []string{"sem", "latch", "bucket", "map", "permits", "rl"} {
+			keys = append(keys, base+s, suffixName(base+s, "timeout"), suffixName(base+s, "value"),
+				suffixName(base+s, "permits"), suffixName(base+s, "permits:sum"))
+		}
+		rdb.Del(context.Background(), keys...)
+	})
+
+	sem := c.GetSemaphore(base + "sem")
+	if _, err := sem.TrySetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := sem.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := c.InspectSemaphore(ctx, base+"sem"); err != nil || s.Permits != 2 || s.Reserved != 0 {
+		t.Errorf("semaphore = %+v, %v; want 2 permits", s, err)
+	}
+
+	if _, err := c.GetCountDownLatch(base+"latch").TrySetCount(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := c.InspectCountDownLatch(ctx, base+"latch"); err != nil || l.Count != 4 {
+		t.Errorf("latch = %+v, %v; want count 4", l, err)
+	}
+
+	if err := GetBucket[string](c, base+"bucket").SetWithTTL(ctx, "hello", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.InspectBucket(ctx, base+"bucket", nil)
+	if err != nil || b.Value != "hello" || b.Size != len(rdb.Get(ctx, base+"bucket").Val()) || b.NoExpiry || b.TTL <= 0 || b.TTL > time.Minute {
+		t.Errorf("bucket = %+v, %v; want \"hello\" with a TTL up to 1m", b, err)
+	}
+	if raw, err := c.InspectBucket(ctx, base+"bucket", BytesCodec{}); err != nil || string(raw.Value.([]byte)) != rdb.Get(ctx, base+"bucket").Val() {
+		t.Errorf("bucket as bytes = %+v, %v; want the stored bytes", raw, err)
+	}
+	if _, err := c.InspectBucket(ctx, base+"bucket", JSONCodec{}); !errors.Is(err, ErrCodec) {
+		t.Errorf("msgpack read as JSON: %v; want ErrCodec", err)
+	}
+
+	m := GetMap[string, int64](c, base+"map")
+	want := map[string]int64{}
+	for i := range 25 {
+		k := "k" + strconv.Itoa(i)
+		want[k] = int64(i)
+		if _, _, err := m.Put(ctx, k, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]int64{}
+	var cursor uint64
+	for pages := 0; ; pages++ {
+		page, err := c.InspectMap(ctx, base+"map", nil, cursor, 5)
+		if err != nil || page.Size != 25 {
+			t.Fatalf("map page = %+v, %v; want size 25", page, err)
+		}
+		for _, e := range page.Entries {
+			got[e.Key.(string)] = e.Value.(int64)
+		}
+		if cursor = page.Cursor; cursor == 0 {
+			break
+		}
+		if pages > 100 {
+			t.Fatal("map scan does not end")
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("map entries = %v; want %v", got, want)
+	}
+	if _, err := c.InspectMap(ctx, base+"map", nil, 0, 0); !errors.Is(err, ErrInvalidBatch) {
+		t.Errorf("page size 0: %v; want ErrInvalidBatch", err)
+	}
+
+	ps := c.GetPermitExpirableSemaphore(base + "permits")
+	if _, err := ps.TrySetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	id, err := ps.Acquire(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	java := &foreignPermitSemaphore{rdb: rdb, name: base + "permits"}
+	raw, _, err := java.tryAcquire(ctx, 0)
+	if err != nil || raw == "" {
+		t.Fatalf("foreign acquire = %q, %v", raw, err)
+	}
+	p, err := c.InspectPermitExpirableSemaphore(ctx, base+"permits")
+	if err != nil || p.Available != 1 || p.HeldCount != 2 || len(p.Held) != 2 {
+		t.Fatalf("permits = %+v, %v; want 1 available, 2 held", p, err)
+	}
+	if h := p.Held[0]; h.ID != id || h.Expires.IsZero() || h.Expired || h.Expires.Sub(p.ServerTime) > time.Minute {
+		t.Errorf("first held = %+v; want the Go permit %s expiring within 1m", h, id)
+	}
+	if h := p.Held[1]; h.ID != hex.EncodeToString([]byte(raw)) || !h.Expires.IsZero() {
+		t.Errorf("second held = %+v; want the Java permit without lease", h)
+	}
+
+	rl := c.GetRateLimiter(base + "rl")
+	if _, err := rl.TrySetRate(ctx, Overall, 10, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int64{3, 2} {
+		if ok, err := rl.TryAcquire(ctx, n); err != nil || !ok {
+			t.Fatalf("TryAcquire(%d) = %v, %v", n, ok, err)
+		}
+	}
+	r, err := c.InspectRateLimiter(ctx, base+"rl")
+	wantCfg := RateLimiterConfig{Type: Overall, Rate: 10, Interval: time.Minute}
+	if err != nil || r.Config != wantCfg || r.Grants != 2 || r.Permits != 5 || r.Available != 5 {
+		t.Errorf("rate limiter = %+v, %v; want %+v, 2 grants of 5 permits, 5 available", r, err, wantCfg)
+	}
+}
+
+// ListObjects names each object of a single node by kind, batch by batch,
+// and only the keys its pattern matches.
+func TestListObjectsSingleNode(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	base := uniqueName(t, rdb)
+	created := createObjects(t, ctx, c, base)
+	t.Cleanup(func() {
+		for k := range created {
+			rdb.Del(context.Background(), k)
+		}
+	})
+	checkListed(t, ctx, c, base, created, 1)
+}
+
+// On a 3-master cluster ListObjects finds every object, on its master.
+func TestListObjectsCluster(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	base := fmt.Sprintf("test:list-cluster:%d:", nameSeq.Add(1))
+	created := map[string]wantListed{}
+	for i := range 12 {
+		maps.Copy(created, createObjects(t, ctx, c, base+strconv.Itoa(i)))
+	}
+	t.Cleanup(func() {
+		for k := range created {
+			rdb.Del(context.Background(), k)
+		}
+	})
+	nodes := checkListed(t, ctx, c, base, created, 50)
+	if len(nodes) != 3 {
+		t.Errorf("keys found on masters %v; want all 3", nodes)
+	}
+}
+
+// wantListed is what ListObjects should say of a key.
+type wantListed struct {
+	kind ObjectKind
+	name string
+}
+
+// createObjects creates one object of each main kind, named base+kind, and
+// returns their keys with what ListObjects should say of them.
+func createObjects(t *testing.T, ctx context.Context, c *Client, base string) map[string]wantListed {
+	t.Helper()
+	out := map[string]wantListed{}
+	lock := c.GetLock(base + "lock")
+	mustTryLock(t, ctx, lock, 0, time.Minute)
+	out[base+"lock"] = wantListed{KindLock, base + "lock"}
+	out[prefixName("redisson_lock_token", base+"lock")] = wantListed{KindFencingCounter, base + "lock"}
+
+	read := c.GetReadWriteLock(base + "rw").ReadLock()
+	if err := read.LockLease(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"rw"] = wantListed{KindReadWriteLock, base + "rw"}
+	out[suffixName(base+"rw", read.Owner()+":rwlock_timeout:1")] = wantListed{KindReadLease, base + "rw"}
+
+	if _, err := c.GetSemaphore(base+"sem").TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"sem"] = wantListed{KindValue, base + "sem"}
+
+	if _, _, err := GetMap[string, string](c, base+"map").Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"map"] = wantListed{KindMap, base + "map"}
+
+	rl := c.GetRateLimiter(base + "rl")
+	if _, err := rl.TrySetRate(ctx, Overall, 5, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := rl.TryAcquire(ctx, 1); err != nil || !ok {
+		t.Fatalf("TryAcquire = %v, %v", ok, err)
+	}
+	out[base+"rl"] = wantListed{KindRateLimiter, base + "rl"}
+	out[suffixName(base+"rl", "value")] = wantListed{KindRateLimiterState, base + "rl"}
+	out[suffixName(base+"rl", "permits")] = wantListed{KindRateLimiterState, base + "rl"}
+
+	ps := c.GetPermitExpirableSemaphore(base + "ps")
+	if _, err := ps.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ps.Acquire(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"ps"] = wantListed{KindValue, base + "ps"}
+	out[suffixName(base+"ps", "timeout")] = wantListed{KindHeldPermits, base + "ps"}
+	t.Cleanup(func() {
+		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_reservation", base+"sem")} {
+			c.rdb.Del(context.Background(), k)
+		}
+	})
+	return out
+}
+
+// checkListed lists the keys containing base in batches of batch, checks
+// each created key is listed once with its kind, name and TTL, and that
+// anything else listed is bookkeeping; it returns the nodes seen.
+func checkListed(t *testing.T, ctx context.Context, c *Client, base string, created map[string]wantListed, batch int) map[string]int {
+	t.Helper()
+	it := c.ListObjects("*"+base+"*", batch)
+	seen := map[string]ObjectInfo{}
+	nodes := map[string]int{}
+	for o := range it.All(ctx) {
+		seen[o.Key] = o
+		nodes[o.Node]++
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range created {
+		o, ok := seen[k]
+		switch {
+		case !ok:
+			t.Errorf("%s not listed", k)
+		case o.Kind != w.kind || o.Name != w.name:
+			t.Errorf("%s listed as %s of %q; want %s of %q", k, o.Kind, o.Name, w.kind, w.name)
+		case o.Type == "" || (o.Node == "") != (c.topo.cluster == nil):
+			t.Errorf("%s listed without type, or with a node only on Cluster: %+v", k, o)
+		}
+	}
+	for k, o := range seen {
+		if _, ok := created[k]; !ok && o.Kind != KindBookkeeping && !strings.HasSuffix(k, ":permits:sum") {
+			t.Errorf("unexpected key listed: %+v", o)
+		}
+	}
+	for k, w := range created {
+		o := seen[k]
+		switch {
+		case w.kind == KindLock && (o.NoExpiry || o.TTL <= 0 || o.TTL > time.Minute):
+			t.Errorf("lock TTL = %+v; want up to 1m", o)
+		case w.kind == KindMap && !o.NoExpiry:
+			t.Errorf("map TTL = %+v; want none", o)
+		}
+	}
+	if err := c.ListObjects("*", 0); err != nil {
+		for range err.All(ctx) {
+		}
+		if !errors.Is(err.Err(), ErrInvalidBatch) {
+			t.Errorf("batch 0: %v; want ErrInvalidBatch", err.Err())
+		}
+	}
+	return nodes
+}
+
+// On a cluster the waiters' subscriptions are counted with SHARDNUMSUB in
+// sharded mode and summed over the nodes in plain mode.
+func TestInspectLockSubscribersCluster(t *testing.T) {
+	ctx := testCtx(t, 2*time.Minute)
+	rdb := redistest.SharedCluster(t).Client(t)
+	for _, mode := range []PubSubMode{PubSubSharded, PubSubPlain} {
+		opts := &Options{PubSubMode: mode}
+		c := newClient(t, rdb, opts)
+		name := fmt.Sprintf("test:inspect-cluster-subs:%d", nameSeq.Add(1))
+		t.Cleanup(func() { deleteLockKeys(rdb, name) })
+		holder := c.GetLock(name)
+		mustTryLock(t, ctx, holder, 0, time.Minute)
+		waiter := newClient(t, rdb, opts).GetLock(name)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- waiter.Lock(wctx) }()
+		eventually(t, 10*time.Second, fmt.Sprintf("mode %v: the waiter counted", mode), func() bool {
+			info, err := c.InspectLock(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.Subscribers >= 1
+		})
+		stop()
+		<-done
+		if err := holder.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, fmt.Sprintf("mode %v: no subscriber once the waiter left", mode), func() bool {
+			info, err := c.InspectLock(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.Subscribers == 0
+		})
+	}
+}
+
+// A cancelled context ends every inspection call with its error.
+func TestInspectCancelledContext(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.InspectLock(ctx, name); !errors.Is(err, context.Canceled) {
+		t.Errorf("InspectLock: %v; want context.Canceled", err)
+	}
+	if _, err := c.InspectBucket(ctx, name, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("InspectBucket: %v; want context.Canceled", err)
+	}
+	it := c.ListObjects("*", 10)
+	for range it.All(ctx) {
+		t.Error("ListObjects yielded on a cancelled context")
+	}
+	if !errors.Is(it.Err(), context.Canceled) {
+		t.Errorf("ListObjects: %v; want context.Canceled", it.Err())
+	}
+}
+
+// BenchmarkInspectLock measures one InspectLock of a held lock (script and
+// subscriber count) on a real server.
+func BenchmarkInspectLock(b *testing.B) {
+	ctx := context.Background()
+	rdb := sharedRedis(b)
+	c := newClient(b, rdb, nil)
+	name := uniqueName(b, rdb)
+	mustTryLock(b, ctx, c.GetLock(name), 0, time.Minute)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.InspectLock(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListObjects measures listing 1000 keys in batches of 100; the
+// reported figure is per key.
+func BenchmarkListObjects(b *testing.B) {
+	ctx := context.Background()
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	c := newClient(b, rdb, nil)
+	for i := range 1000 {
+		rdb.HSet(ctx, "bench:map:"+strconv.Itoa(i), "k", "v")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		n := 0
+		it := c.ListObjects("bench:*", 100)
+		for range it.All(ctx) {
+			n++
+		}
+		if it.Err() != nil || n != 1000 {
+			b.Fatalf("listed %d, %v", n, it.Err())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/key")
+}

@@ -1,0 +1,497 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const sortedSetKind = "sorted set"
+
+// SortedSet is a set of values of type T ordered by a float64 score,
+// stored in a Redis sorted set and wire-compatible with Redisson's
+// RScoredSortedSet: the zset is at the SortedSet's name, each member is the
+// value encoded with the SortedSet's codec (Options.Codec unless WithCodec
+// says otherwise) and each score a plain Redis double, sent as Redisson
+// sends it (Java's Double.toString: "1.5", "2.0"). Members with equal
+// scores are ordered by their encoded bytes, as Redis orders them.
+//
+// Keys: one, the zset at name (docs/keys.md). Redis drops it with its last
+// member.
+//
+// Complexity: Add, AddIfAbsent, AddScore, Remove, Rank and Score are
+// O(log N) (one command each); the range calls O(log N + M) for M members
+// read; PollFirst and PollLast O(n log N) in one ZPOPMIN/ZPOPMAX; Iterator
+// pages with ZSCAN.
+//
+// Guarantees: every call is one atomic command. Under a failover,
+// asynchronous replication can lose acknowledged writes
+// (docs/guarantees.md); a resent AddScore adds twice and a resent Poll
+// removes twice (go-redis resends a call whose reply was lost).
+//
+// A NaN score, delta or bound is ErrInvalidScore (Redis has no NaN
+// score); nil pointers are ErrNilValue; a member that does not decode is
+// ErrCodec naming the sorted set and the codec; a key holding another Redis
+// type is ErrWrongType and every write leaves it unchanged.
+//
+// A SortedSet is safe for concurrent use and holds no state of its own.
+type SortedSet[T any] struct {
+	o collection
+}
+
+// ScoredEntry is one member of a SortedSet with its score.
+type ScoredEntry[T any] struct {
+	Value T
+	Score float64
+}
+
+// ScoreRange is an interval of scores: from Min to Max, each bound included
+// unless MinExclusive or MaxExclusive says otherwise. Min and Max may be
+// infinite (math.Inf); a NaN bound is ErrInvalidScore.
+type ScoreRange struct {
+	Min, Max                   float64
+	MinExclusive, MaxExclusive bool
+}
+
+// RangeOptions shapes a range read by score: Reverse reads from the highest
+// score down (ZREVRANGEBYSCORE); Offset skips that many members of the
+// range first and Count, when above 0, reads at most that many (LIMIT).
+// A negative Offset or Count is ErrNegativeCount. The zero value reads the
+// whole range, lowest score first.
+type RangeOptions struct {
+	Reverse bool
+	Offset  int64
+	Count   int64
+}
+
+// GetSortedSet returns the sorted set called name, of members of type T
+// (Redisson's getScoredSortedSet). It does no I/O. opts may give the sorted
+// set its own codec (WithCodec); a nil option or a nil codec keeps the
+// client's default. An empty name makes every method return ErrEmptyName.
+func GetSortedSet[T any](c *Client, name string, opts ...ObjectOption) *SortedSet[T] {
+	return &SortedSet[T]{o: newCollection(c, sortedSetKind, name, opts)}
+}
+
+// Name returns the sorted set's name, its Redis key.
+func (z *SortedSet[T]) Name() string { return z.o.name }
+
+// Codec returns the codec the sorted set encodes its members with.
+func (z *SortedSet[T]) Codec() Codec { return z.o.codec }
+
+// Add sets v's score, adding v when absent (one ZADD), and reports whether
+// v was added. It returns ErrInvalidScore for a NaN score, ErrNilValue for
+// a nil pointer, ErrCodec when v does not encode; ErrEmptyName,
+// ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error
+// otherwise.
+func (z *SortedSet[T]) Add(ctx context.Context, score float64, v T) (bool, error) {
+	n, err := z.add(ctx, false, []ScoredEntry[T]{{v, score}})
+	return n == 1, err
+}
+
+// AddIfAbsent adds v with score when v is absent (one ZADD NX) and reports
+// whether it did; a present member keeps its score. It returns the errors
+// of Add.
+func (z *SortedSet[T]) AddIfAbsent(ctx context.Context, score float64, v T) (bool, error) {
+	n, err := z.add(ctx, true, []ScoredEntry[T]{{v, score}})
+	return n == 1, err
+}
+
+// AddAll sets the scores of entries, adding the absent ones, in one ZADD
+// (Redisson's addAll) and returns how many were added; no entries is no
+// call and 0. If one entry is bad nothing is written. It returns the errors
+// of Add.
+func (z *SortedSet[T]) AddAll(ctx context.Context, entries ...ScoredEntry[T]) (int64, error) {
+	return z.add(ctx, false, entries)
+}
+
+func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T]) (int64, error) {
+	if err := z.o.check(); err != nil {
+		return 0, err
+	}
+	args := make([]any, 0, 3+2*len(entries))
+	args = append(args, "zadd", z.o.name)
+	if nx {
+		args = append(args, "nx")
+	}
+	for _, e := range entries {
+		score, err := z.o.scoreArg(e.Score)
+		if err != nil {
+			return 0, err
+		}
+		b, err := z.o.encode(e.Value)
+		if err != nil {
+			return 0, err
+		}
+		args = append(args, score, b)
+	}
+	if len(entries) == 0 {
+		return 0, nil
+	}
+	cmd := redis.NewIntCmd(ctx, args...)
+	_ = z.o.c.rdb.Process(ctx, cmd)
+	n, err := cmd.Result()
+	return n, z.o.wrap(err)
+}
+
+// AddScore adds delta to v's score, adding v with score delta when absent
+// (one ZINCRBY, Redisson's addScore), and returns the new score. It
+// returns ErrInvalidScore for a NaN delta (or a sum Redis finds NaN, +Inf
+// plus -Inf; nothing changed), and the errors of Add.
+func (z *SortedSet[T]) AddScore(ctx context.Context, v T, delta float64) (float64, error) {
+	if err := z.o.check(); err != nil {
+		return 0, err
+	}
+	if _, err := z.o.scoreArg(delta); err != nil {
+		return 0, err
+	}
+	b, err := z.o.encode(v)
+	if err != nil {
+		return 0, err
+	}
+	f, err := z.o.c.rdb.ZIncrBy(ctx, z.o.name, delta, b).Result()
+	if err != nil && err.Error() == "ERR resulting score is not a number (NaN)" {
+		return 0, z.o.errorf("%w: %v", ErrInvalidScore, err)
+	}
+	return f, z.o.wrap(err)
+}
+
+// member encodes v after the shared checks.
+func (z *SortedSet[T]) member(v T) (string, error) {
+	if err := z.o.check(); err != nil {
+		return "", err
+	}
+	return z.o.encode(v)
+}
+
+// Score returns v's score and true, or 0 and false when v is not a member
+// (one ZSCORE, Redisson's getScore). It returns ErrNilValue for a nil
+// pointer, ErrCodec when v does not encode; ErrEmptyName, ErrInvalidName,
+// ErrWrongType, ErrClientClosed, or a Redis error otherwise.
+func (z *SortedSet[T]) Score(ctx context.Context, v T) (float64, bool, error) {
+	b, err := z.member(v)
+	if err != nil {
+		return 0, false, err
+	}
+	f, err := z.o.c.rdb.ZScore(ctx, z.o.name, b).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	return f, err == nil, z.o.wrap(err)
+}
+
+// Contains reports whether v is a member (one ZSCORE, as Redisson). It
+// returns the errors of Score.
+func (z *SortedSet[T]) Contains(ctx context.Context, v T) (bool, error) {
+	_, ok, err := z.Score(ctx, v)
+	return ok, err
+}
+
+// Rank returns v's 0-based position from the lowest score and true, or 0
+// and false when v is not a member (one ZRANK). It returns the errors of
+// Score.
+func (z *SortedSet[T]) Rank(ctx context.Context, v T) (int64, bool, error) {
+	return z.rank(ctx, v, z.o.c.rdb.ZRank)
+}
+
+// RevRank returns v's 0-based position from the highest score and true, or
+// 0 and false when v is not a member (one ZREVRANK). It returns the errors
+// of Score.
+func (z *SortedSet[T]) RevRank(ctx context.Context, v T) (int64, bool, error) {
+	return z.rank(ctx, v, z.o.c.rdb.ZRevRank)
+}
+
+func (z *SortedSet[T]) rank(ctx context.Context, v T, cmd func(context.Context, string, string) *redis.IntCmd) (int64, bool, error) {
+	b, err := z.member(v)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := cmd(ctx, z.o.name, b).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	return n, err == nil, z.o.wrap(err)
+}
+
+// Remove removes v (one ZREM) and reports whether it was a member. It
+// returns the errors of Score.
+func (z *SortedSet[T]) Remove(ctx context.Context, v T) (bool, error) {
+	b, err := z.member(v)
+	if err != nil {
+		return false, err
+	}
+	n, err := z.o.c.rdb.ZRem(ctx, z.o.name, b).Result()
+	return n == 1, z.o.wrap(err)
+}
+
+// Size returns the number of members (0 when the sorted set does not
+// exist; one ZCARD). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
+// ErrClientClosed, or a Redis error.
+func (z *SortedSet[T]) Size(ctx context.Context) (int64, error) {
+	if err := z.o.check(); err != nil {
+		return 0, err
+	}
+	n, err := z.o.c.rdb.ZCard(ctx, z.o.name).Result()
+	return n, z.o.wrap(err)
+}
+
+// Count returns the number of members whose score is in r (one ZCOUNT). It
+// returns ErrInvalidScore for a NaN bound, and the errors of Size.
+func (z *SortedSet[T]) Count(ctx context.Context, r ScoreRange) (int64, error) {
+	min, max, err := z.bounds(r)
+	if err != nil {
+		return 0, err
+	}
+	n, err := z.o.c.rdb.ZCount(ctx, z.o.name, min, max).Result()
+	return n, z.o.wrap(err)
+}
+
+// bounds checks the object and formats r as ZRANGEBYSCORE's min and max:
+// "(" before an exclusive bound.
+func (z *SortedSet[T]) bounds(r ScoreRange) (string, string, error) {
+	if err := z.o.check(); err != nil {
+		return "", "", err
+	}
+	min, err := z.o.scoreArg(r.Min)
+	if err != nil {
+		return "", "", err
+	}
+	max, err := z.o.scoreArg(r.Max)
+	if err != nil {
+		return "", "", err
+	}
+	if r.MinExclusive {
+		min = "(" + min
+	}
+	if r.MaxExclusive {
+		max = "(" + max
+	}
+	return min, max, nil
+}
+
+// RemoveRangeByRank removes the members from rank start to rank stop, both
+// included, lowest score first (one ZREMRANGEBYRANK), and returns how many
+// it removed; as in Redis a negative rank counts from the highest (-1). It
+// returns the errors of Size.
+func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64) (int64, error) {
+	if err := z.o.check(); err != nil {
+		return 0, err
+	}
+	n, err := z.o.c.rdb.ZRemRangeByRank(ctx, z.o.name, start, stop).Result()
+	return n, z.o.wrap(err)
+}
+
+// RemoveRangeByScore removes the members whose score is in r (one
+// ZREMRANGEBYSCORE) and returns how many it removed. It returns the errors
+// of Count.
+func (z *SortedSet[T]) RemoveRangeByScore(ctx context.Context, r ScoreRange) (int64, error) {
+	min, max, err := z.bounds(r)
+	if err != nil {
+		return 0, err
+	}
+	n, err := z.o.c.rdb.ZRemRangeByScore(ctx, z.o.name, min, max).Result()
+	return n, z.o.wrap(err)
+}
+
+// PollFirst removes and returns up to n members of the lowest scores,
+// lowest first (one ZPOPMIN, atomic; Redisson's pollFirst(count)); n == 0
+// is no call. When the removed bytes do not decode they are removed all the
+// same and the error matches ErrCodec. It returns ErrNegativeCount for
+// n < 0, and the errors of Size.
+func (z *SortedSet[T]) PollFirst(ctx context.Context, n int64) ([]ScoredEntry[T], error) {
+	return z.poll(ctx, n, z.o.c.rdb.ZPopMin)
+}
+
+// PollLast removes and returns up to n members of the highest scores,
+// highest first (one ZPOPMAX). It returns the errors of PollFirst.
+func (z *SortedSet[T]) PollLast(ctx context.Context, n int64) ([]ScoredEntry[T], error) {
+	return z.poll(ctx, n, z.o.c.rdb.ZPopMax)
+}
+
+func (z *SortedSet[T]) poll(ctx context.Context, n int64, cmd func(context.Context, string, ...int64) *redis.ZSliceCmd) ([]ScoredEntry[T], error) {
+	if err := z.o.check(); err != nil {
+		return nil, err
+	}
+	if err := z.o.checkCount(n); err != nil || n == 0 {
+		return nil, err
+	}
+	return z.entries(cmd(ctx, z.o.name, n).Result())
+}
+
+// entries decodes a reply of members with scores.
+func (z *SortedSet[T]) entries(zs []redis.Z, err error) ([]ScoredEntry[T], error) {
+	if err != nil {
+		return nil, z.o.wrap(err)
+	}
+	out := make([]ScoredEntry[T], len(zs))
+	for i, e := range zs {
+		s, _ := e.Member.(string)
+		v, err := decodeValue[T](z.o.codec, z.o.object, []byte(s))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ScoredEntry[T]{Value: v, Score: e.Score}
+	}
+	return out, nil
+}
+
+func (z *SortedSet[T]) values(ss []string, err error) ([]T, error) {
+	if err != nil {
+		return nil, z.o.wrap(err)
+	}
+	return decodeAll[T](&z.o, ss)
+}
+
+// RangeByRank returns the members from rank start to rank stop, both
+// included, lowest score first (one ZRANGE, Redisson's valueRange); as in
+// Redis a negative rank counts from the highest (-1), so (0, -1) is every
+// member. It returns ErrCodec when a member does not decode, and the errors
+// of Size.
+func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+	if err := z.o.check(); err != nil {
+		return nil, err
+	}
+	return z.values(z.o.c.rdb.ZRange(ctx, z.o.name, start, stop).Result())
+}
+
+// RevRangeByRank is RangeByRank counting ranks from the highest score, and
+// returning the members highest first (one ZREVRANGE, Redisson's
+// valueRangeReversed).
+func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+	if err := z.o.check(); err != nil {
+		return nil, err
+	}
+	return z.values(z.o.c.rdb.ZRevRange(ctx, z.o.name, start, stop).Result())
+}
+
+// EntryRangeByRank is RangeByRank with the scores (one ZRANGE WITHSCORES,
+// Redisson's entryRange).
+func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+	if err := z.o.check(); err != nil {
+		return nil, err
+	}
+	return z.entries(z.o.c.rdb.ZRangeWithScores(ctx, z.o.name, start, stop).Result())
+}
+
+// EntryRevRangeByRank is RevRangeByRank with the scores (one ZREVRANGE
+// WITHSCORES, Redisson's entryRangeReversed).
+func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+	if err := z.o.check(); err != nil {
+		return nil, err
+	}
+	return z.entries(z.o.c.rdb.ZRevRangeWithScores(ctx, z.o.name, start, stop).Result())
+}
+
+// byScore builds the arguments of a range read by score.
+func (z *SortedSet[T]) byScore(r ScoreRange, o RangeOptions) (*redis.ZRangeBy, error) {
+	min, max, err := z.bounds(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := z.o.checkCount(o.Offset); err != nil {
+		return nil, err
+	}
+	if err := z.o.checkCount(o.Count); err != nil {
+		return nil, err
+	}
+	by := &redis.ZRangeBy{Min: min, Max: max, Offset: o.Offset, Count: o.Count}
+	if o.Offset > 0 && o.Count == 0 {
+		by.Count = -1 // LIMIT offset -1: the rest of the range
+	}
+	return by, nil
+}
+
+// RangeByScore returns the members whose score is in r, shaped by o (one
+// ZRANGEBYSCORE or ZREVRANGEBYSCORE, Redisson's valueRange(min, minInc,
+// max, maxInc, offset, count) and valueRangeReversed). It returns
+// ErrInvalidScore for a NaN bound, ErrNegativeCount for a negative offset
+// or count, ErrCodec when a member does not decode, and the errors of Size.
+func (z *SortedSet[T]) RangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]T, error) {
+	by, err := z.byScore(r, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Reverse {
+		return z.values(z.o.c.rdb.ZRevRangeByScore(ctx, z.o.name, by).Result())
+	}
+	return z.values(z.o.c.rdb.ZRangeByScore(ctx, z.o.name, by).Result())
+}
+
+// EntryRangeByScore is RangeByScore with the scores (WITHSCORES,
+// Redisson's entryRange by score).
+func (z *SortedSet[T]) EntryRangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]ScoredEntry[T], error) {
+	by, err := z.byScore(r, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Reverse {
+		return z.entries(z.o.c.rdb.ZRevRangeByScoreWithScores(ctx, z.o.name, by).Result())
+	}
+	return z.entries(z.o.c.rdb.ZRangeByScoreWithScores(ctx, z.o.name, by).Result())
+}
+
+// Delete deletes the sorted set (whatever type its key holds, like
+// Redisson) and reports whether it existed. It returns ErrEmptyName,
+// ErrInvalidName, ErrClientClosed, or a Redis error.
+func (z *SortedSet[T]) Delete(ctx context.Context) (bool, error) {
+	if err := z.o.check(); err != nil {
+		return false, err
+	}
+	n, err := z.o.c.rdb.Del(ctx, z.o.name).Result()
+	return n == 1, z.o.wrap(err)
+}
+
+// Iterator returns an iterator over the sorted set's members and scores
+// that reads them with ZSCAN, about batch members per round trip, so that
+// a large sorted set is never read at once. It does no I/O. The order is
+// ZSCAN's, not by score (small sorted sets come in one page, in score
+// order); read in score order, page by page, with RangeByRank or
+// RangeByScore and RangeOptions.Offset. As with ZSCAN, a member present for
+// the whole iteration is yielded at least once, possibly more than once
+// when Redis rehashes the set meanwhile. A batch below 1 makes Err return
+// ErrInvalidBatch; the other errors are those of RangeByRank.
+func (z *SortedSet[T]) Iterator(batch int) *SortedSetIterator[T] {
+	return &SortedSetIterator[T]{z: z, batch: batch}
+}
+
+// SortedSetIterator iterates a SortedSet's members; see
+// SortedSet.Iterator. A SortedSetIterator is for one goroutine at a time;
+// All may be ranged over more than once, each time a new scan.
+type SortedSetIterator[T any] struct {
+	z     *SortedSet[T]
+	batch int
+	err   error
+}
+
+// All yields each member with its score, reading them batch by batch with
+// ctx. It stops at the first error, which Err then returns; a ctx that
+// ends stops it with ctx's error.
+func (it *SortedSetIterator[T]) All(ctx context.Context) iter.Seq2[T, float64] {
+	return func(yield func(T, float64) bool) {
+		o := &it.z.o
+		scan := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+			return o.c.rdb.ZScan(ctx, o.name, cursor, "", count).Result()
+		}
+		it.err = scanPages(ctx, o, it.batch, scan, func(page []string) (bool, error) {
+			for i := 0; i+1 < len(page); i += 2 {
+				v, err := decodeValue[T](o.codec, o.object, []byte(page[i]))
+				if err != nil {
+					return false, err
+				}
+				score, err := strconv.ParseFloat(page[i+1], 64)
+				if err != nil {
+					return false, o.errorf("%w: score %q", ErrUnexpectedReply, page[i+1])
+				}
+				if !yield(v, score) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	}
+}
+
+// Err returns the error that ended the last iteration, or nil.
+func (it *SortedSetIterator[T]) Err() error { return it.err }
