@@ -23,15 +23,15 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
-	// mapCaches evicts expired MapCache entries and joins their listeners.
-	mapCaches *mapCacheService
-	topo      topology
-	owners    atomic.Uint64
-	requests  atomic.Uint64
-	closed    atomic.Bool
-	closing   chan struct{} // closed by Close: wakes callers asleep between tries
+	topo     topology
+	owners   atomic.Uint64
+	requests atomic.Uint64
+	closed   atomic.Bool
+	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
+
+	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -74,8 +74,9 @@ func (c *Client) ID() string { return c.id }
 func (c *Client) Options() Options { return c.opts }
 
 // Close stops the watchdog, the pub/sub service and the MapCache eviction
-// pass and waits for their goroutines (MapCache listeners' included); a renewal in flight on a server that does not answer is waited
-// for at most CleanupTimeout, then abandoned. Every hold of a lock taken
+// pass and waits for their goroutines (MapCache listeners' included); a
+// renewal in flight on a server that does not answer is waited for at most
+// CleanupTimeout, then abandoned. Every hold of a lock taken
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
