@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -227,4 +228,26 @@ func TestMapCacheListenerCallsUnsubscribe(t *testing.T) {
 		t.Fatal("no event")
 	}
 	c.Close() // waits for the listener's goroutine
+}
+
+// TestMapCacheListenerCancelledContext checks that a listener asked for
+// with an ended context is refused with the context's error and leaves
+// nothing behind: no option written, no channel subscribed, no goroutine.
+func TestMapCacheListenerCancelledContext(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := mapCacheName(t, rdb)
+	m := GetMapCache[string, any](c, name)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.OnExpired(ctx, func(MapCacheEvent[string, any]) {}); !errors.Is(err, context.Canceled) {
+		t.Errorf("OnExpired with a cancelled context: got %v, want context.Canceled", err)
+	}
+	if after := nameState(t, rdb, name); after != "" {
+		t.Errorf("keys written: %s", after)
+	}
+	if n := c.pubsub.stats().channels; n != 0 {
+		t.Errorf("%d channels subscribed, want 0", n)
+	}
+	c.Close() // joins any listener goroutine: none may be counted
 }
