@@ -23,6 +23,7 @@ type Client struct {
 	pubsub   *pubsubService
 	watchdog *watchdog
 	janitor  *janitor
+	delayq   *delayMover
 	topo     topology
 	owners   atomic.Uint64
 	requests atomic.Uint64
@@ -58,6 +59,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		scripts:        s,
 		topo:           topo,
 		pubsub:         ps,
+		delayq:         newDelayMover(s, ps),
 		mapCaches:      newMapCacheService(s, ps, mapCacheEvictEvery, mapCacheEvictBatch),
 		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
 		janitor:        newJanitor(rdb, topo, time.Second),
@@ -80,14 +82,16 @@ func (c *Client) Options() Options { return c.opts }
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
-// ErrClientClosed. Every later call on an object of this client returns
-// ErrClientClosed. Close does not close the go-redis client and is safe to
-// call more than once.
+// ErrClientClosed. The delayed queues it runs stop (a move in flight
+// either ran whole on the server or not at all). Every later call on an
+// object of this client returns ErrClientClosed. Close does not close the
+// go-redis client and is safe to call more than once.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	close(c.closing)
+	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it

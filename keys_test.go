@@ -100,6 +100,9 @@ var documentedKeys = []keyRow{
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
 	{"IdGenerator", "{name}:allocation", "string", permanent, false},
+	{"DelayedQueue", "name", "list", permanent, false},
+	{"DelayedQueue", "redisson_delay_queue_timeout:{name}", "zset", permanent, false},
+	{"DelayedQueue", "redisson_delay_queue:{name}", "list", permanent, false},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -343,6 +346,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	mustTrue("IdGenerator.TryInit", ok, err)
 	_, err = ids.NextID(ctx)
 	must("IdGenerator.NextID", err)
+	// DelayedQueue: one value moved into the destination, one pending.
+	delayDest := name("DelayedQueue")
+	dq := GetDelayedQueue[string](c, delayDest)
+	must("DelayedQueue.Offer", dq.Offer(ctx, "now", 0))
+	must("DelayedQueue.Offer", dq.Offer(ctx, "later", time.Hour))
+	eventually(t, 10*time.Second, "the due value moved", func() bool { return rdb.LLen(ctx, delayDest).Val() == 1 })
 	_, err = GetTopic[string](c, name("Topic")).Publish(ctx, "m") // no key
 	must("Topic.Publish", err)
 	_, err = GetShardedTopic[string](c, name("ShardedTopic")).Publish(ctx, "m")

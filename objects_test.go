@@ -80,7 +80,8 @@ func foreignAt(write func(context.Context, redis.UniversalClient, string) error,
 	}
 }
 
-// itself, member, bloomConfigKey and identityOf name an object's keys.
+// itself, member, bloomConfigKey, delayTimeoutKey, delayListKey and
+// identityOf name an object's keys.
 func itself(name string) string { return name }
 
 func member(suffix string) func(string) string {
@@ -92,7 +93,9 @@ func member(suffix string) func(string) string {
 	}
 }
 
-func bloomConfigKey(name string) string { return suffixName(name, "config") }
+func bloomConfigKey(name string) string  { return suffixName(name, "config") }
+func delayTimeoutKey(name string) string { return delayKeysOf(name).timeout }
+func delayListKey(name string) string    { return delayKeysOf(name).list }
 func identityOf(key string) func(string) string {
 	return func(name string) string { return identityKey(name, key) }
 }
@@ -177,6 +180,9 @@ func objectRows() []objectRow {
 		row("IdGenerator", (*Client).GetIdGenerator,
 			func(ctx context.Context, g *IdGenerator) error { return second(g.NextID(ctx)) },
 			hashAt(itself)),
+		row("DelayedQueue", func(c *Client, name string) *DelayedQueue[string] { return GetDelayedQueue[string](c, name) },
+			func(ctx context.Context, q *DelayedQueue[string]) error { return q.Offer(ctx, "v", time.Second) },
+			stringAt(delayTimeoutKey, delayListKey)),
 		row("Topic", func(c *Client, name string) *Topic[string] { return GetTopic[string](c, name) },
 			func(ctx context.Context, tp *Topic[string]) error { return second(tp.Publish(ctx, "m")) },
 			nil),

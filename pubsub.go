@@ -88,7 +88,9 @@ type objectChannel struct {
 // full, ready is closed once.
 //
 // Topics use the same connections: a topic's local subscribers are
-// listeners of its channel entry, each with its own buffer.
+// listeners of its channel entry, each with its own buffer. So do the
+// delayed queues' movers, as listeners that are also told when their
+// channel is subscribed again after a reconnect.
 type pubsubService struct {
 	rdb      redis.UniversalClient
 	cluster  *redis.ClusterClient // nil outside Cluster

@@ -186,9 +186,13 @@ func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
 
 // listener is one local subscriber of a topic: the receive loop hands it
 // payloads without blocking, dropping those that find its buffer full.
+// resubscribed, when not nil (a delayed queue's mover), receives a signal,
+// without blocking, each time the channel is subscribed again after a
+// reconnect: messages may have been lost meanwhile.
 type listener struct {
-	ch      chan string
-	dropped atomic.Int64
+	ch           chan string
+	resubscribed chan struct{}
+	dropped      atomic.Int64
 }
 
 // listen joins a topic's channel as listener l (see Topic.Subscribe).

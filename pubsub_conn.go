@@ -388,8 +388,17 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 	case "subscribe", "ssubscribe":
 		if e.confirmed {
 			// Subscribed again after a reconnect: messages may have been
-			// lost meanwhile, so every waiter polls once more.
+			// lost meanwhile, so every waiter polls once more, and every
+			// listener that asked is told.
 			e.wakeNow(-1)
+			for _, l := range e.listeners {
+				if l.resubscribed != nil {
+					select {
+					case l.resubscribed <- struct{}{}:
+					default:
+					}
+				}
+			}
 			return
 		}
 		e.confirmed = true

@@ -109,6 +109,12 @@ var (
 	scriptListSet      = mustScript("list_set")
 	scriptSetStore     = mustScript("set_store")
 
+	// DelayedQueue (delayqueue.go, delayqueue_mover.go): Redisson's
+	// RDelayedQueue. All three join prelude_delayq.
+	scriptDelayOffer    = mustScript("delayq_offer")
+	scriptDelayTransfer = mustScript("delayq_transfer")
+	scriptDelayFind     = mustScript("delayq_find")
+
 	// MapCache (mapcache*.go): Redisson's RMapCache. All join
 	// prelude_mapcache.
 	scriptMapCachePut     = mustScript("mapcache_put")

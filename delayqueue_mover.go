@@ -1,0 +1,259 @@
+package redisson
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// delayBatch is the most elements one transfer call moves; a call that
+// moves a full batch is followed at once by another.
+const delayBatch = 100
+
+// delayCallTimeout bounds one transfer call of the mover.
+const delayCallTimeout = 5 * time.Second
+
+// delayRetry is the first wait after a failed transfer call; it doubles
+// after each failure in a row, up to delayRetryMax.
+const (
+	delayRetry    = 50 * time.Millisecond
+	delayRetryMax = 2 * time.Second
+)
+
+// delayMover is the client's service that moves the due elements of its
+// running delayed queues into their destinations. It runs one goroutine per
+// queue (per destination), shared by every handle of that queue that runs
+// it (reference-counted), started by the first and stopped by the last
+// handle's Destroy, or by close (Client.Close), which cancels and then
+// waits for them all. The goroutine listens on the queue's channel through
+// the client's shared pub/sub service and keeps one timer, armed at the
+// earliest due time it knows.
+//
+// Locking: mu guards runs, closed, the counters and every run's refs; the
+// rest of a run is immutable or belongs to its goroutine (mover).
+type delayMover struct {
+	scripts *scripts
+	pubsub  *pubsubService
+	ctx     context.Context // cancelled by close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	runs   map[string]*delayRun
+	closed bool
+	calls  int // transfer calls made, see stats
+	moved  int // elements moved, see stats
+	failed int // transfer calls failed, see stats
+}
+
+// delayRun is one running queue of the mover.
+type delayRun struct {
+	m       *delayMover
+	keys    []string // destination, timeout zset, pending list
+	channel string
+	refs    int           // handles running it; guarded by m.mu
+	stop    chan struct{} // closed when the last handle leaves
+	started chan struct{} // closed after the first transfer since Redis confirmed the subscription
+}
+
+func newDelayMover(s *scripts, p *pubsubService) *delayMover {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &delayMover{scripts: s, pubsub: p, ctx: ctx, cancel: cancel, runs: make(map[string]*delayRun)}
+}
+
+// acquire takes one reference to the run of the queue with keys k, starting
+// it when it is the first.
+func (m *delayMover) acquire(k delayKeys) (*delayRun, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClientClosed
+	}
+	r := m.runs[k.dest]
+	if r == nil {
+		r = &delayRun{m: m, keys: []string{k.dest, k.timeout, k.list}, channel: k.channel,
+			stop: make(chan struct{}), started: make(chan struct{})}
+		m.runs[k.dest] = r
+		m.wg.Add(1)
+		go r.loop()
+	}
+	r.refs++
+	return r, nil
+}
+
+// release gives back a reference taken by acquire; the last one stops the
+// run (without waiting for it: close waits).
+func (m *delayMover) release(r *delayRun) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r.refs--
+	if r.refs == 0 {
+		close(r.stop)
+		if m.runs[r.keys[0]] == r {
+			delete(m.runs, r.keys[0])
+		}
+	}
+}
+
+// close stops every run, cancelling a transfer call in flight (which, being
+// one script, either ran whole on the server or not at all), and waits for
+// their goroutines.
+func (m *delayMover) close() {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	m.mu.Lock()
+	clear(m.runs)
+	m.mu.Unlock()
+}
+
+// delayStats is a snapshot of the mover's counts.
+type delayStats struct {
+	running int // queues running
+	calls   int // transfer calls made
+	moved   int // elements moved by this client
+	failed  int // transfer calls failed
+}
+
+// stats returns a snapshot of the mover's counts (read by tests).
+func (m *delayMover) stats() delayStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return delayStats{running: len(m.runs), calls: m.calls, moved: m.moved, failed: m.failed}
+}
+
+func (m *delayMover) count(moved int, err error) {
+	m.mu.Lock()
+	m.calls++
+	m.moved += moved
+	if err != nil {
+		m.failed++
+	}
+	m.mu.Unlock()
+}
+
+// loop is the run's goroutine. It subscribes the queue's channel, moves
+// what is due at once (as Redisson's transfer task does when it starts),
+// and then again whenever its timer fires. The timer is armed at the
+// earliest due time known: the one each transfer call returns, or an
+// earlier one published by an offer. After a reconnect of the pub/sub
+// connection, or when a message was dropped, it transfers (and so re-reads
+// the earliest due time) at once, since a message may have been lost.
+func (r *delayRun) loop() {
+	defer r.m.wg.Done()
+	startedOnce := sync.OnceFunc(func() { close(r.started) })
+	defer startedOnce()
+	l := &listener{ch: make(chan string, 64), resubscribed: make(chan struct{}, 1)}
+	sub, err := r.m.pubsub.listen(r.m.ctx, chanKey{name: r.channel}, l)
+	if err != nil {
+		return // the client is closing
+	}
+	defer sub.close()
+	ready := sub.e.ready
+
+	t := mover{run: r, timer: time.NewTimer(time.Hour)}
+	t.timer.Stop()
+	defer t.timer.Stop()
+	t.transfer()
+	var dropped int64
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.m.ctx.Done():
+			return
+		case <-ready:
+			ready = nil
+			t.transfer()
+			startedOnce()
+		case <-l.resubscribed:
+			t.transfer()
+		case p := <-l.ch:
+			if n := l.dropped.Load(); n != dropped {
+				dropped = n
+				t.transfer()
+				continue
+			}
+			// Redisson publishes the due time in ms of the server's clock.
+			if due, err := strconv.ParseInt(p, 10, 64); err == nil {
+				t.armEarlier(time.UnixMilli(due).Add(-t.offset))
+			}
+		case <-t.timer.C:
+			t.armed = time.Time{}
+			t.transfer()
+		}
+	}
+}
+
+// mover is the state of a run's goroutine: its timer, the time it is
+// armed at (zero when not armed), and the server's clock ahead of the
+// local one as last measured.
+type mover struct {
+	run    *delayRun
+	timer  *time.Timer
+	armed  time.Time
+	offset time.Duration
+	retry  time.Duration // the wait after the next failure
+}
+
+// transfer moves what is due, a batch per call, until a call moves less
+// than a full batch, and arms the timer at the earliest due time left. A
+// failed call arms it for a retry after a growing back-off.
+func (t *mover) transfer() {
+	r := t.run
+	for {
+		if r.m.ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.m.ctx, delayCallTimeout)
+		sent := time.Now()
+		res, err := r.m.scripts.run(ctx, scriptDelayTransfer, r.keys, delayBatch).Int64Slice()
+		back := time.Now()
+		cancel()
+		if err == nil && len(res) != 3 {
+			err = ErrUnexpectedReply
+		}
+		if err != nil {
+			r.m.count(0, err)
+			t.retry = min(max(2*t.retry, delayRetry), delayRetryMax)
+			t.arm(back.Add(t.retry))
+			return
+		}
+		r.m.count(int(res[0]), nil)
+		t.retry = 0
+		moved, next, now := res[0], res[1], res[2]
+		t.offset = time.UnixMilli(now).Sub(sent.Add(back.Sub(sent) / 2))
+		if moved == delayBatch && next >= 0 && next <= now {
+			continue // more is due already
+		}
+		if next < 0 {
+			t.disarm()
+			return
+		}
+		// The reply left the server at or after now: waiting next-now from
+		// its arrival is never early by the server's clock.
+		t.arm(back.Add(time.Duration(next-now) * time.Millisecond))
+		return
+	}
+}
+
+// arm sets the timer to fire at at.
+func (t *mover) arm(at time.Time) {
+	t.armed = at
+	t.timer.Reset(max(time.Until(at), 0))
+}
+
+// armEarlier arms the timer at at unless it is armed earlier already.
+func (t *mover) armEarlier(at time.Time) {
+	if t.armed.IsZero() || at.Before(t.armed) {
+		t.arm(at)
+	}
+}
+
+func (t *mover) disarm() {
+	t.armed = time.Time{}
+	t.timer.Stop()
+}
