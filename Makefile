@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check test-adapters test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+.PHONY: demo test check test-adapters test-modules test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
 
 # go.mod requires the oldest go-redis the module builds and passes its tests
 # with, so the main run of make test is at that end. The newest end is two
@@ -12,8 +12,10 @@ NEWEST_GOREDIS ?= latest
 NEWEST_GO ?= go1.27.3
 
 # demo runs the flash-sale demo on an embedded miniredis (no Redis needed).
+# The demos are the module cmd/, so that the library's module takes no
+# OpenTelemetry dependency (their -metrics flag serves Prometheus text).
 demo:
-	$(GO) run ./cmd/flashsale
+	cd cmd && $(GO) run ./flashsale
 
 # test is the whole suite, set-up included: the tests start their own
 # redis-server processes (installing redis-server with apt-get when it is
@@ -25,6 +27,7 @@ test: check
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
 	cd bench && $(GO) run . -short
 	$(MAKE) --no-print-directory test-adapters
+	$(MAKE) --no-print-directory test-modules
 	$(MAKE) --no-print-directory test-newest-goredis
 	$(MAKE) --no-print-directory test-newest-go
 
@@ -32,6 +35,12 @@ test: check
 test-adapters:
 	cd httplimit/ginlimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd httplimit/echolimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# test-modules vets and tests the OpenTelemetry module and the demos, each
+# its own module (they depend on OpenTelemetry; the library does not).
+test-modules:
+	cd redissonotel && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+	cd cmd && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 # test-newest-goredis runs the tests (no soak, no benchmarks, no -race)
 # against NEWEST_GOREDIS, in a scratch copy of the working tree (.ci/scratch)
@@ -54,6 +63,8 @@ check:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	cd redissonotel && $(GO) vet ./...
+	cd cmd && $(GO) vet ./...
 
 # bench runs the side-by-side suite (bench/, its own module) against
 # redislock, redsync, redis_rate and ulule/limiter, with full settings

@@ -61,17 +61,21 @@ func (a *AtomicLong) wrap(err error) error {
 // Get returns the value, 0 when the key does not exist. It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
-func (a *AtomicLong) Get(ctx context.Context) (int64, error) {
+func (a *AtomicLong) Get(ctx context.Context) (_ int64, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return 0, err
 	}
-	return readIntKey(ctx, a.c.rdb, atomicKind, a.name)
+	return readIntKey(ctx, a.c, atomicKind, a.name)
 }
 
 // Set sets the value. It returns ErrEmptyName, ErrInvalidName, ErrWrongType
 // (for a key of another type or a string that is no integer, left
 // unchanged), ErrClientClosed, or a Redis error.
-func (a *AtomicLong) Set(ctx context.Context, v int64) error {
+func (a *AtomicLong) Set(ctx context.Context, v int64) (err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return err
 	}
@@ -80,7 +84,9 @@ func (a *AtomicLong) Set(ctx context.Context, v int64) error {
 
 // GetAndSet sets the value and returns the previous one (0 when the key did
 // not exist). It returns the errors of Get.
-func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (int64, error) {
+func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (_ int64, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return 0, err
 	}
@@ -92,7 +98,13 @@ func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (int64, error) {
 
 // AddAndGet adds delta and returns the new value. It returns the errors of
 // Get, and a Redis error (value unchanged) when the sum overflows int64.
-func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (int64, error) {
+func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (_ int64, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicAddAndGet)
+	defer func() { rec.end(err, OutcomeOK) }()
+	return a.addAndGet(ctx, delta)
+}
+
+func (a *AtomicLong) addAndGet(ctx context.Context, delta int64) (int64, error) {
 	if err := a.check(); err != nil {
 		return 0, err
 	}
@@ -104,8 +116,10 @@ func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (int64, error) 
 
 // GetAndAdd adds delta and returns the previous value. It returns the errors
 // of AddAndGet.
-func (a *AtomicLong) GetAndAdd(ctx context.Context, delta int64) (int64, error) {
-	n, err := a.AddAndGet(ctx, delta)
+func (a *AtomicLong) GetAndAdd(ctx context.Context, delta int64) (_ int64, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndAdd)
+	defer func() { rec.end(err, OutcomeOK) }()
+	n, err := a.addAndGet(ctx, delta)
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +149,9 @@ func (a *AtomicLong) GetAndDecrement(ctx context.Context) (int64, error) {
 // CompareAndSet sets the value to update when it equals expect (a missing
 // key counts as 0, as in Redisson), and reports whether it did. It returns
 // the errors of Get.
-func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (bool, error) {
+func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (_ bool, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicCompareAndSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return false, err
 	}
@@ -148,7 +164,9 @@ func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (b
 
 // GetAndDelete deletes the key and returns the value it held (0 when it did
 // not exist). It returns the errors of Get; on ErrWrongType the key is kept.
-func (a *AtomicLong) GetAndDelete(ctx context.Context) (int64, error) {
+func (a *AtomicLong) GetAndDelete(ctx context.Context) (_ int64, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return 0, err
 	}
@@ -161,10 +179,13 @@ func (a *AtomicLong) GetAndDelete(ctx context.Context) (int64, error) {
 // Delete deletes the key (whatever type it holds, like Redisson) and reports
 // whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (a *AtomicLong) Delete(ctx context.Context) (bool, error) {
+func (a *AtomicLong) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := a.check(); err != nil {
 		return false, err
 	}
+	a.c.trip(ctx, 1)
 	n, err := a.c.rdb.Del(ctx, a.name).Result()
 	return n == 1, a.wrap(err)
 }

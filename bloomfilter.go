@@ -127,7 +127,9 @@ func bloomSize(n int64, p float64) (int64, int, error) {
 // It returns ErrInvalidBloomConfig for expectedInsertions < 1, a probability
 // outside (0, 1), or a bitmap above 2^32 bits; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, falseProbability float64) (bool, error) {
+func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, falseProbability float64) (_ bool, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomTryInit)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := f.check(); err != nil {
 		return false, err
 	}
@@ -155,7 +157,9 @@ func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, 
 // parameters, ErrNilValue for a nil pointer or interface, ErrCodec when v
 // does not encode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (f *BloomFilter[T]) Add(ctx context.Context, v T) (bool, error) {
+func (f *BloomFilter[T]) Add(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomAdd)
+	defer func() { rec.end(err, OutcomeOK) }()
 	n, err := f.run(ctx, scriptBloomAdd, []T{v})
 	return n > 0, err
 }
@@ -165,21 +169,27 @@ func (f *BloomFilter[T]) Add(ctx context.Context, v T) (bool, error) {
 // call is atomic and checks the config, so a failure part-way (an error
 // from a later call) leaves the earlier values added. Its errors are those
 // of Add.
-func (f *BloomFilter[T]) AddAll(ctx context.Context, values []T) (int64, error) {
+func (f *BloomFilter[T]) AddAll(ctx context.Context, values []T) (_ int64, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomAdd)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return f.run(ctx, scriptBloomAdd, values)
 }
 
 // Contains reports whether v is probably in the filter: false is certain, true
 // is wrong with about the configured false-positive probability once the
 // filter holds its expected insertions. Its errors are those of Add.
-func (f *BloomFilter[T]) Contains(ctx context.Context, v T) (bool, error) {
+func (f *BloomFilter[T]) Contains(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomContains)
+	defer func() { rec.end(err, OutcomeOK) }()
 	n, err := f.run(ctx, scriptBloomContains, []T{v})
 	return n > 0, err
 }
 
 // ContainsAll returns how many of values are probably in the filter (see
 // Contains), in one pipeline as AddAll. Its errors are those of Add.
-func (f *BloomFilter[T]) ContainsAll(ctx context.Context, values []T) (int64, error) {
+func (f *BloomFilter[T]) ContainsAll(ctx context.Context, values []T) (_ int64, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomContains)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return f.run(ctx, scriptBloomContains, values)
 }
 
@@ -263,7 +273,7 @@ func (f *BloomFilter[T]) loadParams(ctx context.Context) (*bloomParams, error) {
 	if p := f.params.Load(); p != nil {
 		return p, nil
 	}
-	cfg, err := f.Config(ctx)
+	cfg, err := f.readConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -276,10 +286,17 @@ func (f *BloomFilter[T]) loadParams(ctx context.Context) (*bloomParams, error) {
 // filter has none (or one without a valid size or hashIterations);
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (f *BloomFilter[T]) Config(ctx context.Context) (BloomConfig, error) {
+func (f *BloomFilter[T]) Config(ctx context.Context) (_ BloomConfig, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomConfig)
+	defer func() { rec.end(err, OutcomeOK) }()
+	return f.readConfig(ctx)
+}
+
+func (f *BloomFilter[T]) readConfig(ctx context.Context) (BloomConfig, error) {
 	if err := f.check(); err != nil {
 		return BloomConfig{}, err
 	}
+	f.c.trip(ctx, 1)
 	vals, err := f.c.rdb.HMGet(ctx, f.config, "size", "hashIterations", "expectedInsertions", "falseProbability").Result()
 	if err != nil {
 		return BloomConfig{}, f.err(err)
@@ -330,7 +347,9 @@ func (f *BloomFilter[T]) FalseProbability(ctx context.Context) (float64, error) 
 // bits and k hash iterations. It returns ErrNotInitialized before TryInit;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (f *BloomFilter[T]) Count(ctx context.Context) (int64, error) {
+func (f *BloomFilter[T]) Count(ctx context.Context) (_ int64, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomCount)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := f.check(); err != nil {
 		return 0, err
 	}
@@ -359,10 +378,13 @@ func (f *BloomFilter[T]) Count(ctx context.Context) (int64, error) {
 // Delete deletes the filter's bitmap and config and reports whether either
 // existed. It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
-func (f *BloomFilter[T]) Delete(ctx context.Context) (bool, error) {
+func (f *BloomFilter[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := f.check(); err != nil {
 		return false, err
 	}
+	f.c.trip(ctx, 1)
 	n, err := f.c.rdb.Del(ctx, f.name, f.config).Result()
 	f.params.Store(nil)
 	return n > 0, f.err(err)

@@ -85,11 +85,14 @@ func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
 // the bucket does not exist. It returns ErrCodec when the stored bytes do not
 // decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // or a Redis error otherwise.
-func (b *Bucket[T]) Get(ctx context.Context) (T, bool, error) {
+func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		var zero T
 		return zero, false, err
 	}
+	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.Get(ctx, b.name).Result()
 	return b.decode(v, err)
 }
@@ -98,41 +101,53 @@ func (b *Bucket[T]) Get(ctx context.Context) (T, bool, error) {
 // returns ErrNilValue for a nil pointer or interface (use Delete), ErrCodec
 // when v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (b *Bucket[T]) Set(ctx context.Context, v T) error {
-	_, err := b.set(ctx, v, "set", false, 0)
+func (b *Bucket[T]) Set(ctx context.Context, v T) (err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	defer func() { rec.end(err, OutcomeOK) }()
+	_, err = b.set(ctx, v, "set", false, 0)
 	return err
 }
 
 // SetWithTTL stores v to expire after ttl (rounded up to a millisecond). It
 // returns ErrNegativeDuration for ttl <= 0; otherwise the errors of Set.
-func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) error {
-	_, err := b.set(ctx, v, "set", true, ttl)
+func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) (err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	defer func() { rec.end(err, OutcomeOK) }()
+	_, err = b.set(ctx, v, "set", true, ttl)
 	return err
 }
 
 // SetIfAbsent stores v with no expiry when the bucket does not exist, and
 // reports whether it did (Redisson's setIfAbsent, formerly trySet). It
 // returns the errors of Set.
-func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (bool, error) {
+func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", false, 0)
 }
 
 // SetIfAbsentWithTTL is SetIfAbsent with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
-func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Duration) (bool, error) {
+func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", true, ttl)
 }
 
 // SetIfExists replaces the value when the bucket exists, and reports whether
 // it did. Like Redisson's setIfExists (SET XX), the new value has no expiry.
 // It returns the errors of Set.
-func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (bool, error) {
+func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", false, 0)
 }
 
 // SetIfExistsWithTTL is SetIfExists with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
-func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Duration) (bool, error) {
+func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", true, ttl)
 }
 
@@ -140,7 +155,9 @@ func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Durati
 // or the zero value and false when the bucket did not exist. When the
 // previous bytes do not decode into T, v is stored all the same and the error
 // matches ErrCodec. It returns the errors of Set.
-func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (T, bool, error) {
+func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (_ T, _ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		var zero T
 		return zero, false, err
@@ -190,11 +207,14 @@ func ceilMillis(d time.Duration) int64 {
 // into T the bucket is deleted all the same and the error matches ErrCodec.
 // It returns ErrEmptyName, ErrInvalidName, ErrWrongType (leaving the key),
 // ErrClientClosed, or a Redis error.
-func (b *Bucket[T]) GetAndDelete(ctx context.Context) (T, bool, error) {
+func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		var zero T
 		return zero, false, err
 	}
+	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.GetDel(ctx, b.name).Result()
 	return b.decode(v, err)
 }
@@ -206,7 +226,9 @@ func (b *Bucket[T]) GetAndDelete(ctx context.Context) (T, bool, error) {
 // means two values equal in Go but encoded differently (a struct with a map
 // field, whose key order msgpack does not fix) do not match. It returns the
 // errors of Set.
-func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (bool, error) {
+func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketCompareAndSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		return false, err
 	}
@@ -225,7 +247,9 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (bool, 
 // TTL returns the bucket's remaining time to live and true, 0 and true when
 // it exists without expiry, or 0 and false when it does not exist. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
-func (b *Bucket[T]) TTL(ctx context.Context) (time.Duration, bool, error) {
+func (b *Bucket[T]) TTL(ctx context.Context) (_ time.Duration, _ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketTTL)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		return 0, false, err
 	}
@@ -252,10 +276,13 @@ func keyTTL(ctx context.Context, rdb redis.UniversalClient, kind, key string) (t
 // Delete deletes the bucket (whatever type its key holds, like Redisson) and
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (b *Bucket[T]) Delete(ctx context.Context) (bool, error) {
+func (b *Bucket[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := b.check(); err != nil {
 		return false, err
 	}
+	b.c.trip(ctx, 1)
 	n, err := b.c.rdb.Del(ctx, b.name).Result()
 	return n == 1, b.wrap(err)
 }

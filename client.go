@@ -25,8 +25,11 @@ type Client struct {
 	janitor  *janitor
 	delayq   *delayMover
 	topo     topology
+	emit     *emitter // background events: logged, and given to the Observer
+	observed bool     // Options.Observer is set: operations are recorded (observe.go)
 	owners   atomic.Uint64
 	requests atomic.Uint64
+	waiters  atomic.Int64 // callers blocked waiting for another holder (Stats)
 	closed   atomic.Bool
 	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
@@ -49,20 +52,28 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	topo := topologyOf(rdb)
-	s := &scripts{rdb: rdb, topo: topo}
+	em := &emitter{log: o.Logger, obs: o.Observer}
+	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
 	id := uuid.NewString()
 	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
+	ps.emit = em
+	wd := newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout)
+	wd.emit = em
+	jn := newJanitor(rdb, topo, time.Second)
+	jn.emit = em
 	return &Client{
 		rdb:            rdb,
 		id:             id,
 		opts:           o,
+		emit:           em,
+		observed:       o.Observer != nil,
 		scripts:        s,
 		topo:           topo,
 		pubsub:         ps,
 		delayq:         newDelayMover(s, ps),
 		mapCaches:      newMapCacheService(s, ps, mapCacheEvictEvery, mapCacheEvictBatch),
-		watchdog:       newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
-		janitor:        newJanitor(rdb, topo, time.Second),
+		watchdog:       wd,
+		janitor:        jn,
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}, nil

@@ -88,7 +88,9 @@ func (l *CountDownLatch) keys(more ...string) ([]string, string) {
 // latch still counting is left alone. It returns ErrInvalidCount for n < 1;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (_ bool, err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchTrySetCount)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return false, err
 	}
@@ -106,13 +108,15 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error)
 // and every waiter, in every process, is released. Counting down a latch
 // that does not exist does nothing, as in Redisson. It returns ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error.
-func (l *CountDownLatch) CountDown(ctx context.Context) error {
+func (l *CountDownLatch) CountDown(ctx context.Context) (err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchCountDown)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return err
 	}
 	m := l.callPre + l.c.newRequest()
 	keys, ch := l.keys(m)
-	err := l.c.scripts.run(ctx, scriptLatchCountDown, keys, l.c.retryWindowArg, l.publishArg(ctx), ch).Err()
+	err = l.c.scripts.run(ctx, scriptLatchCountDown, keys, l.c.retryWindowArg, l.publishArg(ctx), ch).Err()
 	forgetCallMarker(l.c, m, err)
 	return intKeyErr(latchKind, l.name, err)
 }
@@ -120,11 +124,13 @@ func (l *CountDownLatch) CountDown(ctx context.Context) error {
 // Count returns the current count: 0 when the latch does not exist. It
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
-func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
+func (l *CountDownLatch) Count(ctx context.Context) (_ int64, err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchCount)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return 0, err
 	}
-	return readIntKey(ctx, l.c.rdb, latchKind, l.name)
+	return readIntKey(ctx, l.c, latchKind, l.name)
 }
 
 // Delete deletes the latch (whatever type its key holds, like Redisson),
@@ -132,7 +138,9 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 // the new-count message 1 is published, as Redisson does. A call resent
 // after a lost reply may report false. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
-func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
+func (l *CountDownLatch) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return false, err
 	}
@@ -146,8 +154,10 @@ func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 // ctx.Err() (wrapped) when ctx ends first, leaving no subscription behind;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (l *CountDownLatch) Await(ctx context.Context) error {
-	_, err := l.await(ctx, -1)
+func (l *CountDownLatch) Await(ctx context.Context) (err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchAwait)
+	defer func() { rec.end(err, OutcomeOK) }()
+	_, err = l.await(ctx, -1)
 	return err
 }
 
@@ -155,7 +165,9 @@ func (l *CountDownLatch) Await(ctx context.Context) error {
 // is (Redisson's await with a timeout). wait == 0 checks once. It returns
 // false, nil when the wait ran out; ErrNegativeDuration for wait < 0;
 // otherwise the errors of Await.
-func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
+func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (ok bool, err error) {
+	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchAwait)
+	defer func() { rec.end(err, okIf(ok)) }()
 	if wait < 0 {
 		return false, objectErrorf(latchKind, l.name, "%w: wait %v", ErrNegativeDuration, wait)
 	}
@@ -168,7 +180,7 @@ func (l *CountDownLatch) await(ctx context.Context, wait time.Duration) (bool, e
 		return false, err
 	}
 	open := func(ctx context.Context) (bool, error) {
-		n, err := readIntKey(ctx, l.c.rdb, latchKind, l.name)
+		n, err := readIntKey(ctx, l.c, latchKind, l.name)
 		return n <= 0, err
 	}
 	if ok, err := open(ctx); err != nil || ok || wait == 0 {

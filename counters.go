@@ -31,8 +31,9 @@ func forgetCallMarker(c *Client, marker string, err error) {
 }
 
 // readIntKey reads the integer at name (0 when missing) for the object kind.
-func readIntKey(ctx context.Context, rdb redis.UniversalClient, kind, name string) (int64, error) {
-	v, err := rdb.Get(ctx, name).Result()
+func readIntKey(ctx context.Context, c *Client, kind, name string) (int64, error) {
+	c.trip(ctx, 1)
+	v, err := c.rdb.Get(ctx, name).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
+const fairKind = "fair lock"
+
 // fairLock is the kind of the handles GetFairLock returns.
 var fairLock = &lockKind{
-	what:      "fair lock",
+	what:      fairKind,
 	acquire:   scriptFairAcquire,
 	release:   scriptFairRelease,
 	force:     scriptFairForce,
@@ -82,6 +84,8 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 		own:     true,
 		beat:    c.opts.FairWaiterTimeout / 3,
 		onGiveUp: func(ctx context.Context, wait time.Duration) {
+			// (A fair lock's field is its owner; leaveKeys[0] its name.)
+			c.emit.emit(Event{Type: EventWaiterGaveUp, Kind: fairKind, Name: leaveKeys[0], Owner: field})
 			c.leaveQueue(ctx, leaveKeys, field, wait)
 		},
 	}
@@ -94,7 +98,11 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 func (c *Client) leaveQueue(ctx context.Context, keys []string, field string, wait time.Duration) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.CleanupTimeout)
 	defer cancel()
-	_ = c.scripts.run(cctx, scriptFairLeave, keys, field, c.pubsub.publishArg(cctx), fairAllowance(wait)).Err()
+	if err := c.scripts.run(cctx, scriptFairLeave, keys, field, c.pubsub.publishArg(cctx), fairAllowance(wait)).Err(); err != nil {
+		// The next waiter is not woken: it finds its turn at its next
+		// heartbeat, and the entry is dropped at its deadline.
+		c.emit.emit(Event{Type: EventHandOffFailed, Kind: fairKind, Name: keys[0], Err: err})
+	}
 }
 
 // fairLockWaitTimeout is Redisson's default fairLockWaitTimeout: the queue

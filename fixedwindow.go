@@ -77,7 +77,9 @@ func (l *FixedWindowLimiter) Policy() RatePolicy {
 // greater than the limit, ErrWrongType when the identity's key holds
 // another Redis type (or a string that is not a count), ErrEmptyName,
 // ErrClientClosed, or a Redis error; Redis is then unchanged.
-func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (RateDecision, error) {
+func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (d RateDecision, err error) {
+	ctx, rec := l.c.begin(ctx, fixedWindowKind, l.name, opRateAllow)
+	defer func() { rec.end(err, grantedIf(d.Allowed)) }()
 	if err := checkAllow(l.c, fixedWindowKind, l.name, l.badConfig, key, n, l.limit); err != nil {
 		return RateDecision{}, err
 	}

@@ -82,7 +82,9 @@ func (l *GCRALimiter) Policy() RatePolicy {
 // greater than the burst, ErrWrongType when the identity's key holds
 // another Redis type (or a string that is not a time), ErrEmptyName,
 // ErrClientClosed, or a Redis error; Redis is then unchanged.
-func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (RateDecision, error) {
+func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (d RateDecision, err error) {
+	ctx, rec := l.c.begin(ctx, gcraKind, l.name, opRateAllow)
+	defer func() { rec.end(err, grantedIf(d.Allowed)) }()
 	if err := checkAllow(l.c, gcraKind, l.name, l.badConfig, key, n, l.burst); err != nil {
 		return RateDecision{}, err
 	}

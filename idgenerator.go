@@ -71,7 +71,9 @@ func (g *IdGenerator) err(err error) error {
 // holds another type or a value that is not an integer; ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error otherwise. A rejected
 // call leaves Redis unchanged.
-func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) (bool, error) {
+func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) (_ bool, err error) {
+	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDTryInit)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := g.check(); err != nil {
 		return false, err
 	}
@@ -91,7 +93,9 @@ func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) 
 // positive; ErrEmptyName, ErrInvalidName, ErrWrongType (a key holds another
 // type or a value that is not an integer), ErrClientClosed, or a Redis
 // error otherwise.
-func (g *IdGenerator) NextID(ctx context.Context) (int64, error) {
+func (g *IdGenerator) NextID(ctx context.Context) (_ int64, err error) {
+	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDNext)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := g.check(); err != nil {
 		return 0, err
 	}
@@ -139,7 +143,9 @@ func (g *IdGenerator) reserve(ctx context.Context) error {
 // Delete may repeat earlier ones. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error; ctx.Err() (wrapped) when ctx ends
 // while another caller holds the handle.
-func (g *IdGenerator) Delete(ctx context.Context) (bool, error) {
+func (g *IdGenerator) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := g.check(); err != nil {
 		return false, err
 	}
@@ -150,6 +156,7 @@ func (g *IdGenerator) Delete(ctx context.Context) (bool, error) {
 	}
 	defer func() { <-g.lock }()
 	g.left = 0
+	g.c.trip(ctx, 1)
 	n, err := g.c.rdb.Del(ctx, g.name, g.allocation).Result()
 	return n > 0, intKeyErr(idGenKind, g.name, err)
 }

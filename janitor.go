@@ -18,6 +18,7 @@ type janitor struct {
 	rdb      redis.UniversalClient
 	topo     topology
 	interval time.Duration
+	emit     *emitter
 
 	mu      sync.Mutex
 	keys    []string
@@ -104,7 +105,9 @@ func (j *janitor) flush() {
 			g = g[n:]
 		}
 	}
-	_, _ = pipe.Exec(ctx) // a key not deleted expires anyway
+	if _, err := pipe.Exec(ctx); err != nil { // a key not deleted expires anyway
+		j.emit.emit(Event{Type: EventJanitorFailed, Count: len(keys), Err: err})
+	}
 }
 
 // close stops the loop and waits for it; queued keys are left to expire.

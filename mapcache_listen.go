@@ -101,7 +101,7 @@ func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn fun
 // little-endian length and that many bytes (key, value[, old value]).
 func (mc *MapCache[K, V]) event(payload []byte, parts int) (MapCacheEvent[K, V], error) {
 	var ev MapCacheEvent[K, V]
-	fields, err := eventFields(payload, parts)
+	fields, err := mapCacheEventFields(payload, parts)
 	if err != nil {
 		return ev, &codecError{object: mc.m.object, codec: mc.m.codec.Name(), op: "decode", err: err}
 	}
@@ -117,8 +117,8 @@ func (mc *MapCache[K, V]) event(payload []byte, parts int) (MapCacheEvent[K, V],
 	return ev, err
 }
 
-// eventFields splits an event payload into its parts.
-func eventFields(payload []byte, parts int) ([][]byte, error) {
+// mapCacheEventFields splits an event payload into its parts.
+func mapCacheEventFields(payload []byte, parts int) ([][]byte, error) {
 	fields := make([][]byte, 0, parts)
 	for range parts {
 		if len(payload) < 8 {

@@ -26,11 +26,13 @@ func (m *MultiLock) check() error {
 // Lock waits until it holds the locks (all, or a quorum for a RedLock) or
 // ctx ends; with a context from the current hold it re-enters. Leases are
 // kept alive by each lock's watchdog.
-func (m *MultiLock) Lock(ctx context.Context) error {
+func (m *MultiLock) Lock(ctx context.Context) (err error) {
+	ctx, rec := m.begin(ctx, opMultiAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := m.check(); err != nil {
 		return err
 	}
-	_, err := m.tryLock(ctx, -1, 0, nil)
+	_, err = m.tryLock(ctx, -1, 0, nil)
 	return err
 }
 
@@ -43,7 +45,9 @@ func (m *MultiLock) Lock(ctx context.Context) error {
 // clock drift allowance of 1% + 2ms). On every false or error return no lock
 // of the set is left held by this call. Errors: ErrNoLocks,
 // ErrNegativeDuration, ErrNoQuorum (RedLock), the locks' errors, and ctx's.
-func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (ok bool, err error) {
+	ctx, rec := m.begin(ctx, opMultiAcquire)
+	defer func() { rec.end(err, acquiredIf(ok)) }()
 	if err := m.check(); err != nil {
 		return false, err
 	}
@@ -269,7 +273,9 @@ func (m *MultiLock) releaseAll(ctx context.Context, locks []*Lock) {
 // but could not be released (the others are released all the same; an
 // error matching ErrLeaseLost means that lock's hold had been lost). After
 // the final Unlock the MultiLock is free for the next acquisition.
-func (m *MultiLock) Unlock(ctx context.Context) error {
+func (m *MultiLock) Unlock(ctx context.Context) (err error) {
+	ctx, rec := m.begin(ctx, opMultiRelease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return err
 	}
@@ -291,6 +297,7 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 		return first
 	}
 	m.cur = nil
+	rec.held(mh.since())
 	mh.end(ErrNotHeld)
 	<-m.gate
 	return first
@@ -327,18 +334,23 @@ func (m *MultiLock) Quorum() int { return m.quorum }
 // Unlock's.
 func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
 	if err := m.check(); err != nil {
+		m.reject(ctx, err)
 		return err
 	}
 	if wait < 0 || lease < 0 {
-		return fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
-	}
-	var mh *multiHold
-	ok, err := m.tryLock(ctx, wait, lease, &mh)
-	if err != nil {
+		err := fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
+		m.reject(ctx, err)
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("%w: %s within %v", ErrNotAcquired, m.what, wait)
+	var mh *multiHold
+	actx, rec := m.begin(ctx, opMultiAcquire)
+	ok, err := m.tryLock(actx, wait, lease, &mh)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s within %v", ErrNotAcquired, m.what, wait)
+	}
+	rec.end(err, OutcomeAcquired)
+	if err != nil {
+		return err
 	}
 	hctx, cancel := m.contextOf(ctx, mh)
 	defer cancel()

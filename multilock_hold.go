@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,17 @@ type multiHold struct {
 	done  chan struct{}
 	once  sync.Once
 	err   error // why the hold ended; written once before done closes
+}
+
+// since returns when the earliest of its holds was taken.
+func (mh *multiHold) since() time.Time {
+	var t time.Time
+	for _, h := range mh.holds {
+		if h != nil && (t.IsZero() || h.since().Before(t)) {
+			t = h.since()
+		}
+	}
+	return t
 }
 
 func (mh *multiHold) end(err error) {
@@ -97,7 +109,21 @@ func (m *MultiLock) start(taken []*Lock, holds []*hold) {
 // that ended without Unlock (too many of its locks lost) is released and
 // frees the gate when this wait notices it.
 func (m *MultiLock) enter(ctx context.Context, wait time.Duration) (bool, error) {
+	select {
+	case m.gate <- struct{}{}:
+		return true, nil
+	default:
+	}
+	var c *Client
+	var t time.Time
+	if len(m.locks) > 0 {
+		c = m.locks[0].c
+		t = c.blockStart()
+	}
 	ok, err := enterGate(ctx, m.gate, wait, func() <-chan struct{} { return m.gateWatch(ctx) })
+	if c != nil {
+		c.blockEnd(ctx, t)
+	}
 	if err != nil {
 		return false, fmt.Errorf("redisson: %s: %w", m.what, err)
 	}
@@ -221,4 +247,28 @@ type RedLock struct{ MultiLock }
 // NewRedLock returns a RedLock over locks, one per independent master.
 func NewRedLock(locks ...*Lock) *RedLock {
 	return &RedLock{MultiLock{locks: locks, quorum: len(locks)/2 + 1, what: "redlock", gate: make(chan struct{}, 1)}}
+}
+
+// begin starts observing an operation through the first lock's client (a
+// RedLock's locks belong to several clients; the first one's Observer sees
+// the set's operations). The name is the locks' names, comma-separated.
+func (m *MultiLock) begin(ctx context.Context, op string) (context.Context, *opRecord) {
+	if len(m.locks) == 0 || !m.locks[0].c.observed {
+		return ctx, nil
+	}
+	return m.locks[0].c.beginObserved(ctx, m.what, m.label(), op)
+}
+
+// reject reports an operation refused before it began.
+func (m *MultiLock) reject(ctx context.Context, err error) {
+	_, rec := m.begin(ctx, opMultiAcquire)
+	rec.end(err, OutcomeOK)
+}
+
+func (m *MultiLock) label() string {
+	names := make([]string, len(m.locks))
+	for i, l := range m.locks {
+		names[i] = l.name
+	}
+	return strings.Join(names, ",")
 }

@@ -2,6 +2,9 @@ package redisson
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,7 +37,7 @@ type Observer interface {
 // above the blank line are set before OperationStart; the rest before
 // OperationEnd. An Observer must not keep op after OperationEnd returns.
 type Operation struct {
-	Kind  string    // object kind, as in ObjectKind: "lock", "semaphore", "rate_limiter", ...
+	Kind  string    // object kind, as errors name it: "lock", "fair lock", "semaphore", "rate limiter", ...
 	Name  string    // the object's name as the caller gave it
 	Op    string    // the operation: "lock.acquire", "lock.release", "ratelimit.allow", ...
 	Start time.Time // when the call began
@@ -124,11 +127,402 @@ type Event struct {
 // admin pages. Reading it takes a few mutexes and does no I/O.
 type Stats struct {
 	LeasesHeld      int           // holds this client has (watched by the watchdog or ended by a lease timer)
-	Waiters         int           // callers blocked waiting on a lock, semaphore or latch
+	Waiters         int           // callers blocked waiting on a lock (or its handle's gate), semaphore, latch or RateLimiter
 	Channels        int           // pub/sub channels subscribed (or lingering)
 	PubSubConns     int           // pub/sub connections open
 	PubSubReplaced  uint64        // pub/sub connections replaced after a failure, since New
 	PubSubRerouted  uint64        // channel re-routes after a failover or slot move, since New
 	LastRenewalPass time.Duration // how long the watchdog's latest pass took
 	LastRenewalSize int           // script calls in the watchdog's latest pass
+}
+
+// Operation names, <kind>.<verb>: the one table of them (docs/observability.md
+// lists each with the methods that report it).
+const (
+	opLockAcquire        = "lock.acquire" // Lock, LockLease, TryLock, and Do's acquisition
+	opLockRelease        = "lock.release" // Unlock (Do's release too)
+	opLockExtend         = "lock.extend"
+	opLockForceUnlock    = "lock.force_unlock"
+	opLockIsLocked       = "lock.is_locked"
+	opLockIsHeld         = "lock.is_held"
+	opLockHoldCount      = "lock.hold_count"
+	opLockRemainingLease = "lock.remaining_lease"
+	opLockQueueLength    = "lock.queue_length"
+
+	opMultiAcquire = "multilock.acquire" // MultiLock and RedLock: Lock, TryLock, Do's acquisition
+	opMultiRelease = "multilock.release"
+
+	opSemAcquire       = "semaphore.acquire" // Acquire, TryAcquire
+	opSemRelease       = "semaphore.release"
+	opSemTrySetPermits = "semaphore.try_set_permits"
+	opSemAddPermits    = "semaphore.add_permits"
+	opSemAvailable     = "semaphore.available_permits"
+	opSemDrain         = "semaphore.drain_permits"
+	opSemDelete        = "semaphore.delete"
+
+	opPermitAcquire       = "permit_semaphore.acquire" // Acquire, TryAcquire
+	opPermitRelease       = "permit_semaphore.release"
+	opPermitUpdateLease   = "permit_semaphore.update_lease"
+	opPermitTrySetPermits = "permit_semaphore.try_set_permits"
+	opPermitAddPermits    = "permit_semaphore.add_permits"
+	opPermitAvailable     = "permit_semaphore.available_permits"
+	opPermitAcquired      = "permit_semaphore.acquired_permits"
+	opPermitDelete        = "permit_semaphore.delete"
+
+	opLatchAwait       = "latch.await" // Await, TryAwait
+	opLatchCountDown   = "latch.count_down"
+	opLatchTrySetCount = "latch.try_set_count"
+	opLatchCount       = "latch.count"
+	opLatchDelete      = "latch.delete"
+
+	opRateAcquire    = "ratelimit.acquire"      // RateLimiter: Acquire, TryAcquire, TryAcquireWait
+	opRateAllow      = "ratelimit.allow"        // FixedWindowLimiter, GCRALimiter: Allow
+	opRateTrySetRate = "ratelimit.try_set_rate" // TrySetRate, TrySetRateKeepAlive
+	opRateSetRate    = "ratelimit.set_rate"     // SetRate, SetRateKeepAlive
+	opRateConfig     = "ratelimit.config"
+	opRateAvailable  = "ratelimit.available_permits"
+	opRateDelete     = "ratelimit.delete"
+
+	opBucketGet           = "bucket.get"
+	opBucketSet           = "bucket.set"           // Set, SetWithTTL
+	opBucketSetIfAbsent   = "bucket.set_if_absent" // SetIfAbsent, SetIfAbsentWithTTL
+	opBucketSetIfExists   = "bucket.set_if_exists" // SetIfExists, SetIfExistsWithTTL
+	opBucketGetAndSet     = "bucket.get_and_set"
+	opBucketGetAndDelete  = "bucket.get_and_delete"
+	opBucketCompareAndSet = "bucket.compare_and_set"
+	opBucketTTL           = "bucket.ttl"
+	opBucketDelete        = "bucket.delete"
+
+	opAtomicGet           = "atomiclong.get"
+	opAtomicSet           = "atomiclong.set"
+	opAtomicGetAndSet     = "atomiclong.get_and_set"
+	opAtomicAddAndGet     = "atomiclong.add_and_get" // AddAndGet, IncrementAndGet, DecrementAndGet
+	opAtomicGetAndAdd     = "atomiclong.get_and_add" // GetAndAdd, GetAndIncrement, GetAndDecrement
+	opAtomicCompareAndSet = "atomiclong.compare_and_set"
+	opAtomicGetAndDelete  = "atomiclong.get_and_delete"
+	opAtomicDelete        = "atomiclong.delete"
+
+	opMapGet         = "map.get"
+	opMapPut         = "map.put"
+	opMapPutIfAbsent = "map.put_if_absent"
+	opMapRemove      = "map.remove"
+	opMapFastPut     = "map.fast_put"
+	opMapFastRemove  = "map.fast_remove"
+	opMapContainsKey = "map.contains_key"
+	opMapSize        = "map.size"
+	opMapReadAll     = "map.read_all"
+	opMapDelete      = "map.delete"
+	opMapAddAndGet   = "map.add_and_get"
+	opMapScan        = "map.scan" // one per batch an iterator fetches
+
+	opBloomTryInit  = "bloomfilter.try_init"
+	opBloomAdd      = "bloomfilter.add"      // Add, AddAll
+	opBloomContains = "bloomfilter.contains" // Contains, ContainsAll
+	opBloomConfig   = "bloomfilter.config"   // Config, Size, HashIterations, ExpectedInsertions, FalseProbability
+	opBloomCount    = "bloomfilter.count"
+	opBloomDelete   = "bloomfilter.delete"
+
+	opIDTryInit = "idgenerator.try_init"
+	opIDNext    = "idgenerator.next_id"
+	opIDDelete  = "idgenerator.delete"
+
+	opTopicPublish   = "topic.publish"
+	opTopicSubscribe = "topic.subscribe" // Subscribe, Channel
+)
+
+// opKey is the context key of the record of the operation in progress.
+type opKey struct{}
+
+// opRecord is one observed operation: what OperationEnd will be given, and
+// the counts the layers below add to it while it runs (they find it in the
+// context). It exists only when Options.Observer is set.
+type opRecord struct {
+	obs    Observer
+	parent *opRecord       // the operation this one runs within, if any
+	ctx    context.Context // the one OperationStart returned
+	op     Operation
+	trips  atomic.Int32
+	wait   atomic.Int64 // ns blocked
+}
+
+// begin starts observing a public operation: with an Observer it returns
+// the context the operation must run under (carrying the record) and the
+// record; without one, ctx and nil, and does nothing else.
+func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
+	if c.observed {
+		return c.beginObserved(ctx, kind, name, op)
+	}
+	return ctx, nil
+}
+
+func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
+	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
+	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
+	ctx = context.WithValue(ctx, opKey{}, r)
+	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
+		ctx = octx
+	}
+	r.ctx = ctx
+	return ctx, r
+}
+
+// end reports the operation's result: err, or done when err is nil (see
+// outcomeOf). Nothing on a nil record.
+func (r *opRecord) end(err error, done Outcome) {
+	if r != nil {
+		r.finish(err, done)
+	}
+}
+
+func (r *opRecord) finish(err error, done Outcome) {
+	r.op.Duration = time.Since(r.op.Start)
+	r.op.Wait = time.Duration(r.wait.Load())
+	r.op.RoundTrips = int(r.trips.Load())
+	if p := r.parent; p != nil { // a MultiLock's release of each lock
+		p.trips.Add(int32(r.op.RoundTrips))
+		p.wait.Add(int64(r.op.Wait))
+	}
+	r.op.Err = err
+	r.op.Outcome = outcomeOf(err, done)
+	r.obs.OperationEnd(r.ctx, &r.op)
+}
+
+// held records, for a release, how long the hold that ended lasted.
+func (r *opRecord) held(since time.Time) {
+	if r != nil && !since.IsZero() {
+		r.op.Held = time.Since(since)
+	}
+}
+
+// recordOf returns the record of the operation ctx belongs to, or nil.
+func recordOf(ctx context.Context) *opRecord {
+	r, _ := ctx.Value(opKey{}).(*opRecord)
+	return r
+}
+
+// trip counts n Redis round trips made for the operation ctx belongs to,
+// when the client is observed.
+func (c *Client) trip(ctx context.Context, n int) {
+	if c.observed {
+		countTrips(ctx, n)
+	}
+}
+
+func countTrips(ctx context.Context, n int) {
+	if r := recordOf(ctx); r != nil {
+		r.trips.Add(int32(n))
+	}
+}
+
+// blockStart marks the caller as blocked, waiting for another holder (see
+// Stats.Waiters), and returns when the block began when observed (zero
+// otherwise). blockEnd ends it.
+func (c *Client) blockStart() time.Time {
+	c.waiters.Add(1)
+	if !c.observed {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// blockEnd ends a block begun at start, adding its time to the operation's
+// Wait.
+func (c *Client) blockEnd(ctx context.Context, start time.Time) {
+	c.waiters.Add(-1)
+	if start.IsZero() {
+		return
+	}
+	if r := recordOf(ctx); r != nil {
+		r.wait.Add(int64(time.Since(start)))
+	}
+}
+
+// Outcomes of a call that returned no error, as end's done argument.
+func acquiredIf(ok bool) Outcome {
+	if ok {
+		return OutcomeAcquired
+	}
+	return OutcomeTimedOut
+}
+
+// grantedIf is acquiredIf for a limiter asked without a wait: a refusal is
+// a denial.
+func grantedIf(ok bool) Outcome {
+	if ok {
+		return OutcomeAcquired
+	}
+	return OutcomeDenied
+}
+
+// invalidInput lists the sentinels of bad input: a call that returns one
+// sent nothing.
+var invalidInput = []error{ErrEmptyName, ErrInvalidName, ErrNegativeDuration, ErrInvalidOption, ErrInvalidRate,
+	ErrPermitsExceedRate, ErrInvalidPermits, ErrInvalidCount, ErrNoLocks, ErrEmptyKey, ErrNilValue,
+	ErrInvalidBatch, ErrInvalidBloomConfig, ErrInvalidAllocation, ErrInvalidBuffer}
+
+// outcomeOf classifies an operation's end: done when err is nil; otherwise
+// cancelled for the caller's context, closed after Close, invalid for bad
+// input, timed_out for a wait that ran out (ErrNotAcquired), error else.
+func outcomeOf(err error, done Outcome) Outcome {
+	switch {
+	case err == nil:
+		return done
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return OutcomeCancelled
+	case errors.Is(err, ErrClientClosed):
+		return OutcomeClosed
+	case errors.Is(err, ErrNotAcquired):
+		return OutcomeTimedOut
+	}
+	for _, s := range invalidInput {
+		if errors.Is(err, s) {
+			return OutcomeInvalid
+		}
+	}
+	return OutcomeError
+}
+
+// Stats returns a snapshot of the client's background state. It does no
+// I/O.
+func (c *Client) Stats() Stats {
+	ps := c.pubsub.stats()
+	live, pass, calls := c.watchdog.snapshot()
+	return Stats{
+		LeasesHeld:      live,
+		Waiters:         int(c.waiters.Load()),
+		Channels:        ps.channels,
+		PubSubConns:     ps.connections,
+		PubSubReplaced:  uint64(ps.replaced + ps.redialed),
+		PubSubRerouted:  uint64(ps.rerouted),
+		LastRenewalPass: pass,
+		LastRenewalSize: calls,
+	}
+}
+
+// emitter reports background events: it logs them (Options.Logger, at the
+// event's level) and hands them to the Observer. The services are given it
+// at New; a nil emitter reports nothing.
+type emitter struct {
+	log *slog.Logger
+	obs Observer
+}
+
+// eventSpec is how one event type is logged: the level, the message and
+// which of Event's fields are its attributes.
+type eventSpec struct {
+	level  slog.Level
+	msg    string
+	fields eventFields
+}
+
+type eventFields uint16
+
+const (
+	fKind eventFields = 1 << iota
+	fName
+	fOwner
+	fNode
+	fChannels
+	fCount
+	fCalls
+	fDuration
+	fLate
+	fErr
+)
+
+// eventSpecs is the table of events, by EventType.
+var eventSpecs = [...]eventSpec{
+	EventLeaseLost:      {slog.LevelWarn, "redisson: lock lease lost", fKind | fName | fOwner | fLate | fErr},
+	EventRenewalFailed:  {slog.LevelWarn, "redisson: lease renewal failed", fKind | fName | fOwner | fCount | fCalls | fErr},
+	EventRenewalPass:    {slog.LevelDebug, "redisson: leases renewed", fCount | fCalls | fDuration},
+	EventPubSubLost:     {slog.LevelWarn, "redisson: pub/sub connection lost", fNode | fChannels | fErr},
+	EventPubSubReplaced: {slog.LevelInfo, "redisson: pub/sub connection replaced", fNode | fChannels},
+	EventPubSubRerouted: {slog.LevelInfo, "redisson: pub/sub channels re-routed", fNode | fChannels},
+	EventScriptReloaded: {slog.LevelDebug, "redisson: script reloaded after NOSCRIPT", fName | fNode},
+	EventHandOffFailed:  {slog.LevelWarn, "redisson: hand-off publish failed", fKind | fName | fErr},
+	EventJanitorFailed:  {slog.LevelWarn, "redisson: janitor failed to delete keys", fCount | fErr},
+	EventCloseWaiting:   {slog.LevelInfo, "redisson: Close waiting for work in flight", fName | fDuration},
+	EventWaiterGaveUp:   {slog.LevelInfo, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
+}
+
+// emit reports e (Time is set here).
+func (m *emitter) emit(e Event) {
+	if m == nil || int(e.Type) >= len(eventSpecs) {
+		return
+	}
+	spec := eventSpecs[e.Type]
+	ctx := context.Background()
+	logged := m.log != nil && m.log.Enabled(ctx, spec.level)
+	if !logged && m.obs == nil {
+		return
+	}
+	e.Time = time.Now()
+	if m.obs != nil {
+		ev := e // only this copy goes to the heap (the Observer is given a pointer)
+		m.obs.Event(ctx, &ev)
+	}
+	if !logged {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("event", e.Type.String()))
+	f := spec.fields
+	if f&fKind != 0 {
+		attrs = append(attrs, slog.String("kind", e.Kind))
+	}
+	if f&fName != 0 {
+		attrs = append(attrs, slog.String("name", e.Name))
+	}
+	if f&fOwner != 0 {
+		attrs = append(attrs, slog.String("owner", e.Owner))
+	}
+	if f&fNode != 0 && e.Node != "" {
+		attrs = append(attrs, slog.String("node", e.Node))
+	}
+	if f&fChannels != 0 {
+		attrs = append(attrs, slog.Int("channels", e.Channels))
+	}
+	if f&fCount != 0 {
+		attrs = append(attrs, slog.Int("count", e.Count))
+	}
+	if f&fCalls != 0 {
+		attrs = append(attrs, slog.Int("calls", e.Calls))
+	}
+	if f&fDuration != 0 {
+		attrs = append(attrs, slog.Duration("duration", e.Duration))
+	}
+	if f&fLate != 0 {
+		attrs = append(attrs, slog.Duration("late", e.Late))
+	}
+	if f&fErr != 0 && e.Err != nil {
+		attrs = append(attrs, slog.String("error", e.Err.Error()))
+	}
+	m.log.LogAttrs(ctx, spec.level, spec.msg, attrs...)
+}
+
+// reject reports an operation refused before it began (bad input, a closed
+// client) by a method that begins observing only once its input is checked.
+func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
+	if !c.observed {
+		return
+	}
+	_, rec := c.beginObserved(ctx, kind, name, op)
+	rec.end(err, OutcomeOK)
+}
+
+// okIf is acquiredIf for a wait that takes nothing (a latch's).
+func okIf(ok bool) Outcome {
+	if ok {
+		return OutcomeOK
+	}
+	return OutcomeTimedOut
+}
+
+// limitedIf is the outcome of a limiter's request with a wait: refused at
+// once (wait 0) is a denial, after waiting a time-out.
+func limitedIf(ok bool, wait time.Duration) Outcome {
+	if wait == 0 {
+		return grantedIf(ok)
+	}
+	return acquiredIf(ok)
 }

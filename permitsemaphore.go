@@ -99,7 +99,9 @@ func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
 // Redis type, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error. A call resent by go-redis after a lost reply reports its first
 // result.
-func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitTrySetPermits)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return false, err
 	}
@@ -122,7 +124,9 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 // unchanged), ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error. A call
 // resent by go-redis after a lost reply adds once.
-func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
+func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (_ int64, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAddPermits)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return 0, err
 	}
@@ -138,7 +142,9 @@ func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (int
 // than were available). Permits whose lease ended are counted as available
 // again first, and waiters are told. It returns ErrWrongType, ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
-func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (int64, error) {
+func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (_ int64, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAvailable)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return 0, err
 	}
@@ -150,7 +156,9 @@ func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (int64,
 // (permits whose lease ended are counted as available again first). It
 // returns ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
-func (s *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (int64, error) {
+func (s *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (_ int64, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquired)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return 0, err
 	}
@@ -175,10 +183,13 @@ func (s *PermitExpirableSemaphore) counts(ctx context.Context) (available, held 
 // after a lost reply reports false). Held permit ids become unknown; waiters
 // wait until permits are set or added again. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
-func (s *PermitExpirableSemaphore) Delete(ctx context.Context) (bool, error) {
+func (s *PermitExpirableSemaphore) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return false, err
 	}
+	s.c.trip(ctx, 1)
 	n, err := s.c.rdb.Del(ctx, s.keys[0], s.keys[1]).Result()
 	return n > 0, s.wrap(err)
 }
@@ -217,7 +228,9 @@ func leaseMs(lease time.Duration) int64 {
 // (wrapped) when ctx ends first, leaving no permit of this call and no
 // subscription behind; ErrWrongType, ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error otherwise.
-func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (string, error) {
+func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (_ string, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := s.check(); err != nil {
 		return "", err
 	}
@@ -242,7 +255,9 @@ func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 //
 // A call resent by go-redis after a lost reply takes one permit, not two:
 // the id is chosen before the first send and a resend finds it held.
-func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (string, bool, error) {
+func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (_ string, ok bool, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquire)
+	defer func() { rec.end(err, acquiredIf(ok)) }()
 	if err := s.check(); err != nil {
 		return "", false, err
 	}
@@ -317,7 +332,9 @@ func (s *PermitExpirableSemaphore) compensate(ctx context.Context, id string) {
 // Release still runs when ctx is already cancelled, within the client's
 // CleanupTimeout. A call resent by go-redis after a lost reply reports the
 // first run's success; a second Release of the same id is ErrUnknownPermit.
-func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) error {
+func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) (err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitRelease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -357,7 +374,9 @@ func (s *PermitExpirableSemaphore) release(ctx context.Context, raw string) (boo
 // updateLeaseTime. It returns ErrNegativeDuration for a negative lease;
 // ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error otherwise.
-func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID string, lease time.Duration) (bool, error) {
+func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID string, lease time.Duration) (_ bool, err error) {
+	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitUpdateLease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(); err != nil {
 		return false, err
 	}

@@ -109,6 +109,9 @@ type pubsubService struct {
 	closed   bool
 	rerouted int // channels moved to another node's connection: see stats
 	replaced int // connections replaced: see stats
+	redialed int // plain connections go-redis dialled again after a failure
+
+	emit *emitter // set by New before first use
 }
 
 func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
@@ -230,11 +233,12 @@ type pubsubStats struct {
 	connections int // pub/sub connections open
 	rerouted    int // channels moved to another node's connection so far
 	replaced    int // connections replaced so far
+	redialed    int // plain connections dialled again by go-redis so far
 }
 
 // stats returns a snapshot of the service's counts (read by tests).
 func (p *pubsubService) stats() pubsubStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return pubsubStats{channels: len(p.entries), connections: len(p.conns), rerouted: p.rerouted, replaced: p.replaced}
+	return pubsubStats{channels: len(p.entries), connections: len(p.conns), rerouted: p.rerouted, replaced: p.replaced, redialed: p.redialed}
 }

@@ -164,6 +164,7 @@ func (p *pubsubService) receive(c *psConn) {
 			lastCheck = time.Now()
 			p.resubscribeUnconfirmed(c)
 			if p.presenceLost(c) {
+				p.lost(c, errPresenceLost)
 				p.replace(c)
 				return
 			}
@@ -171,6 +172,9 @@ func (p *pubsubService) receive(c *psConn) {
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
+				if backoff == 0 {
+					p.lost(c, err) // once per outage, not per failed re-dial
+				}
 				// go-redis re-dials on the next read; do not spin meanwhile.
 				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
 				select {
@@ -192,6 +196,7 @@ func (p *pubsubService) receive(c *psConn) {
 			// Idle. A connection that does not even answer a ping is dead
 			// without knowing it (no reset arrived): replace it.
 			if !pinged.IsZero() && time.Since(pinged) >= p.health {
+				p.lost(c, errNoPong)
 				p.replace(c)
 				return
 			}
@@ -202,9 +207,13 @@ func (p *pubsubService) receive(c *psConn) {
 			continue
 		}
 		if backoff != 0 {
+			// go-redis dialled again and subscribed the channels anew.
 			p.mu.Lock()
 			delete(p.backoffs, c.key)
+			p.redialed++
+			n := p.channelsOnLocked(c)
 			p.mu.Unlock()
+			p.emit.emit(Event{Type: EventPubSubReplaced, Node: c.key.addr, Channels: n})
 		}
 		backoff, pinged = 0, time.Time{}
 		p.dispatch(c, msg)
@@ -237,9 +246,42 @@ func (p *pubsubService) replace(c *psConn) {
 	}
 	p.mu.Unlock()
 	_ = c.ps.Close()
+	to, n := "", 0
 	for _, e := range moved {
-		p.reroute(e, "")
+		if addr, ok := p.reroute(e, ""); ok {
+			if n == 0 {
+				to = addr
+			}
+			n++
+		}
 	}
+	p.emit.emit(Event{Type: EventPubSubReplaced, Node: c.key.addr, Channels: len(moved)})
+	p.reportRerouted(to, n)
+}
+
+// Why a connection that reported no error was found lost.
+var (
+	errPresenceLost = errors.New("the master has nobody on this client's presence channel")
+	errNoPong       = errors.New("no answer to a ping")
+)
+
+// lost reports that connection c failed with err.
+func (p *pubsubService) lost(c *psConn, err error) {
+	p.mu.Lock()
+	n := p.channelsOnLocked(c)
+	p.mu.Unlock()
+	p.emit.emit(Event{Type: EventPubSubLost, Node: c.key.addr, Channels: n, Err: err})
+}
+
+// channelsOnLocked counts the channels subscribed on c. Caller holds p.mu.
+func (p *pubsubService) channelsOnLocked(c *psConn) int {
+	n := 0
+	for _, e := range p.entries {
+		if e.conn == c {
+			n++
+		}
+	}
+	return n
 }
 
 // reroute subscribes entry e again, on the connection its channel belongs
@@ -251,7 +293,10 @@ func (p *pubsubService) replace(c *psConn) {
 // would name it again, and its MOVED answer would cost the replacement of
 // the whole connection. The map is reloaded until it names another node,
 // for up to p.health.
-func (p *pubsubService) reroute(e *channelEntry, away string) {
+//
+// It returns the node e is subscribed on now and whether that is another
+// node than before.
+func (p *pubsubService) reroute(e *channelEntry, away string) (addr string, moved bool) {
 	addr, err := p.nodeAway(e.key, away)
 	var fx effects
 	p.mu.Lock()
@@ -262,6 +307,7 @@ func (p *pubsubService) reroute(e *channelEntry, away string) {
 		c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
 		if c != e.conn {
 			p.rerouted++
+			moved = e.conn == nil || e.conn.key.addr != addr
 		}
 		e.conn = c
 		e.asked = time.Now()
@@ -270,6 +316,14 @@ func (p *pubsubService) reroute(e *channelEntry, away string) {
 	}
 	p.mu.Unlock()
 	p.flush(fx)
+	return addr, moved
+}
+
+// reportRerouted reports channels moved to another node (to, the first one's).
+func (p *pubsubService) reportRerouted(to string, n int) {
+	if n > 0 {
+		p.emit.emit(Event{Type: EventPubSubRerouted, Node: to, Channels: n})
+	}
 }
 
 // nodeAway is nodeOf, reloading the cluster's slot map while it still
@@ -340,9 +394,16 @@ func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
 		}
 	}
 	p.mu.Unlock()
+	to, n := "", 0
 	for _, e := range late {
-		p.reroute(e, "")
+		if addr, ok := p.reroute(e, ""); ok {
+			if n == 0 {
+				to = addr
+			}
+			n++
+		}
 	}
+	p.reportRerouted(to, n)
 }
 
 // dispatch handles one message read from connection c.
@@ -381,7 +442,9 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 				p.loops.Add(1)
 				go func() {
 					defer p.loops.Done()
-					p.reroute(e, c.key.addr)
+					if addr, ok := p.reroute(e, c.key.addr); ok {
+						p.reportRerouted(addr, 1)
+					}
 				}()
 			}
 		}

@@ -160,7 +160,9 @@ func (r *RateLimiter) wrap(err error) error {
 // is not a positive whole number of milliseconds, or an unknown scope;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (r *RateLimiter) TrySetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) (bool, error) {
+func (r *RateLimiter) TrySetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) (_ bool, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateTrySetRate)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return r.set(ctx, "try", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval})
 }
 
@@ -168,7 +170,9 @@ func (r *RateLimiter) TrySetRate(ctx context.Context, scope RateType, rate int64
 // (and with it the limiter) expires after keepAlive without a decision. It
 // returns ErrInvalidRate also for a keepAlive shorter than interval or not
 // in whole milliseconds, as Redisson does.
-func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) (bool, error) {
+func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) (_ bool, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateTrySetRate)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
 		return false, r.badConfig("keep-alive 0")
 	}
@@ -180,17 +184,21 @@ func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, r
 // the full rate is available at once. Other clients' PerClient logs are
 // kept and judged against the new rate. It returns the errors of
 // TrySetRate.
-func (r *RateLimiter) SetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) error {
-	_, err := r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval})
+func (r *RateLimiter) SetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) (err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateSetRate)
+	defer func() { rec.end(err, OutcomeOK) }()
+	_, err = r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval})
 	return err
 }
 
 // SetRateKeepAlive is SetRate with a keep-alive (see TrySetRateKeepAlive).
-func (r *RateLimiter) SetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) error {
+func (r *RateLimiter) SetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) (err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateSetRate)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
 		return r.badConfig("keep-alive 0")
 	}
-	_, err := r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval, KeepAlive: keepAlive})
+	_, err = r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval, KeepAlive: keepAlive})
 	return err
 }
 
@@ -222,10 +230,13 @@ func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfi
 // when the limiter has none; ErrUnexpectedReply for a config hash this
 // package cannot read; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (r *RateLimiter) Config(ctx context.Context) (RateLimiterConfig, error) {
+func (r *RateLimiter) Config(ctx context.Context) (_ RateLimiterConfig, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateConfig)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := r.c.checkObject(r.name, r.badName); err != nil {
 		return RateLimiterConfig{}, err
 	}
+	r.c.trip(ctx, 1)
 	h, err := r.c.rdb.HGetAll(ctx, r.name).Result()
 	if err != nil {
 		return RateLimiterConfig{}, r.wrap(err)
@@ -260,7 +271,9 @@ func (r *RateLimiter) Config(ctx context.Context) (RateLimiterConfig, error) {
 // leaves no permit of this call taken (a grant whose reply was lost is
 // undone while Redis can be reached), and a call resent by go-redis after a
 // lost reply takes its permits once.
-func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (bool, error) {
+func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (ok bool, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	defer func() { rec.end(err, grantedIf(ok)) }()
 	if err := r.check(n); err != nil {
 		return false, err
 	}
@@ -277,7 +290,9 @@ func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (bool, error) {
 // a single try. It returns ErrNegativeDuration for wait < 0, and the errors
 // of TryAcquire; Client.Close wakes it, and it returns ErrClientClosed at
 // once without taking permits.
-func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Duration) (bool, error) {
+func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Duration) (ok bool, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	defer func() { rec.end(err, limitedIf(ok, wait)) }()
 	if err := r.check(n); err != nil {
 		return false, err
 	}
@@ -293,11 +308,13 @@ func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Dur
 // ctx ends. It returns ctx.Err() (wrapped) when ctx ends first, with no
 // permit of this call taken, and the errors of TryAcquire; Client.Close
 // wakes it, and it returns ErrClientClosed at once without taking permits.
-func (r *RateLimiter) Acquire(ctx context.Context, n int64) error {
+func (r *RateLimiter) Acquire(ctx context.Context, n int64) (err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := r.check(n); err != nil {
 		return err
 	}
-	_, err := r.acquire(ctx, n, time.Time{})
+	_, err = r.acquire(ctx, n, time.Time{})
 	return err
 }
 
@@ -323,13 +340,17 @@ func (r *RateLimiter) acquire(ctx context.Context, n int64, deadline time.Time) 
 		} else {
 			timer.Reset(g.wait)
 		}
+		t := r.c.blockStart()
 		select {
 		case <-ctx.Done():
+			r.c.blockEnd(ctx, t)
 			return grant{}, objectErrorf(rateKind, r.name, "%w", ctx.Err())
 		case <-r.c.closing:
+			r.c.blockEnd(ctx, t)
 			return grant{}, ErrClientClosed
 		case <-timer.C:
 		}
+		r.c.blockEnd(ctx, t)
 		if r.c.closed.Load() {
 			return grant{}, ErrClientClosed
 		}
@@ -403,7 +424,9 @@ func (r *RateLimiter) undo(ctx context.Context, member string) {
 // SetRate; ErrUnexpectedReply for a log entry or config field not in
 // Redisson's format; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (r *RateLimiter) AvailablePermits(ctx context.Context) (int64, error) {
+func (r *RateLimiter) AvailablePermits(ctx context.Context) (_ int64, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAvailable)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := r.c.checkObject(r.name, r.badName); err != nil {
 		return 0, err
 	}
@@ -415,10 +438,13 @@ func (r *RateLimiter) AvailablePermits(ctx context.Context) (int64, error) {
 // and this client's; and reports whether any of them existed. Other
 // clients' PerClient state expires by itself within an interval. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
-func (r *RateLimiter) Delete(ctx context.Context) (bool, error) {
+func (r *RateLimiter) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := r.c.checkObject(r.name, r.badName); err != nil {
 		return false, err
 	}
+	r.c.trip(ctx, 1)
 	n, err := r.c.rdb.Del(ctx, r.keys...).Result()
 	return n > 0, r.wrap(err)
 }

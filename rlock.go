@@ -40,11 +40,13 @@ func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
 // ErrLeaseLost too when lost) for a re-entry whose hold has ended;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (l *Lock) Lock(ctx context.Context) error {
+func (l *Lock) Lock(ctx context.Context) (err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := l.check(); err != nil {
 		return err
 	}
-	_, err := l.tryLock(ctx, -1, 0, nil)
+	_, err = l.tryLock(ctx, -1, 0, nil)
 	return err
 }
 
@@ -53,14 +55,16 @@ func (l *Lock) Lock(ctx context.Context) error {
 // comes first, as Redisson's lock(leaseTime). lease == 0 is Lock (the
 // watchdog keeps the lease alive). Errors as Lock's, and ErrNegativeDuration
 // for a negative lease.
-func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
+func (l *Lock) LockLease(ctx context.Context, lease time.Duration) (err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := l.check(); err != nil {
 		return err
 	}
 	if lease < 0 {
 		return objectErrorf(l.kind.what, l.name, "%w: lease %v", ErrNegativeDuration, lease)
 	}
-	_, err := l.tryLock(ctx, -1, lease, nil)
+	_, err = l.tryLock(ctx, -1, lease, nil)
 	return err
 }
 
@@ -80,7 +84,9 @@ func (l *Lock) LockLease(ctx context.Context, lease time.Duration) error {
 // no hold of this call behind (when Redis cannot be reached to undo an
 // acquire whose reply was lost, that hold expires with its lease under an
 // owner number the handle no longer uses).
-func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (ok bool, err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	defer func() { rec.end(err, acquiredIf(ok)) }()
 	if err := l.check(); err != nil {
 		return false, err
 	}
@@ -100,18 +106,23 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, er
 // means the hold was lost before fn returned).
 func (l *Lock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
 	if err := l.check(); err != nil {
+		l.c.reject(ctx, l.kind.what, l.name, opLockAcquire, err)
 		return err
 	}
 	if wait < 0 || lease < 0 {
-		return objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
-	}
-	var h *hold
-	ok, err := l.tryLock(ctx, wait, lease, &h)
-	if err != nil {
+		err := objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
+		l.c.reject(ctx, l.kind.what, l.name, opLockAcquire, err)
 		return err
 	}
-	if !ok {
-		return objectErrorf(l.kind.what, l.name, "%w within %v", ErrNotAcquired, wait)
+	var h *hold
+	actx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	ok, err := l.tryLock(actx, wait, lease, &h)
+	if err == nil && !ok {
+		err = objectErrorf(l.kind.what, l.name, "%w within %v", ErrNotAcquired, wait)
+	}
+	rec.end(err, OutcomeAcquired)
+	if err != nil {
+		return err
 	}
 	hctx, cancel := l.contextOf(ctx, h)
 	defer cancel()
@@ -155,7 +166,9 @@ func joinErrs(a, b error) error {
 // go-redis after a lost reply, or an Unlock repeated after an error, is
 // counted once. After an error the hold is no longer renewed; if it still
 // exists it ends (Done, ErrLeaseLost) at its lease deadline.
-func (l *Lock) Unlock(ctx context.Context) error {
+func (l *Lock) Unlock(ctx context.Context) (err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockRelease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return err
 	}
@@ -172,7 +185,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if _, err := l.target(ctx); err != nil {
 		return err
 	}
-	return l.unlock(ctx)
+	h := l.hold
+	err = l.unlock(ctx)
+	if rec != nil && err == nil && h != nil && l.hold != h {
+		rec.held(h.since()) // the final release: the hold ended
+	}
+	return err
 }
 
 // Extend sets the lease of the handle's current hold (or of the hold ctx
@@ -185,7 +203,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // (found gone in Redis, or its deadline passed), ErrNegativeDuration for a
 // negative lease, ErrClientClosed, or a Redis error (the hold then keeps its
 // old lease). On the read side it extends the handle's own read holds.
-func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
+func (l *Lock) Extend(ctx context.Context, lease time.Duration) (err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockExtend)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return err
 	}
@@ -208,7 +228,9 @@ func (l *Lock) Extend(ctx context.Context, lease time.Duration) error {
 
 // ForceUnlock deletes the lock whoever holds it and wakes one waiter. It
 // reports whether there was a lock to delete.
-func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+func (l *Lock) ForceUnlock(ctx context.Context) (_ bool, err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockForceUnlock)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return false, err
 	}
@@ -239,13 +261,16 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 
 // QueueLength returns how many owners wait in a fair lock's queue (0 for
 // other locks).
-func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
+func (l *Lock) QueueLength(ctx context.Context) (_ int64, err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockQueueLength)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.check(); err != nil {
 		return 0, err
 	}
 	if l.kind.queue == nil {
 		return 0, nil
 	}
+	l.c.trip(ctx, 1)
 	n, err := l.c.rdb.LLen(ctx, l.kind.queue(l.name)).Result()
 	if err != nil {
 		return 0, objectErr(l.kind.what, l.name, err)
@@ -256,26 +281,34 @@ func (l *Lock) QueueLength(ctx context.Context) (int64, error) {
 // IsLocked reports whether any owner, in any process, holds the lock (for
 // a read-write lock's handles: holds its read side, or its write side).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsLocked)
 	s, err := l.state(ctx)
+	rec.end(err, OutcomeOK)
 	return s.locked, err
 }
 
 // IsHeld reports whether this owner holds the lock.
 func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsHeld)
 	s, err := l.state(ctx)
+	rec.end(err, OutcomeOK)
 	return s.count > 0, err
 }
 
 // HoldCount returns how many holds this owner has on the lock (0 when none).
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockHoldCount)
 	s, err := l.state(ctx)
+	rec.end(err, OutcomeOK)
 	return s.count, err
 }
 
 // RemainingLease returns the time until the lock's lease runs out, whoever
 // holds it: 0 when the lock is free. A lock key without expiry (written by
 // something other than a lock client) returns ErrUnexpectedReply.
-func (l *Lock) RemainingLease(ctx context.Context) (time.Duration, error) {
+func (l *Lock) RemainingLease(ctx context.Context) (_ time.Duration, err error) {
+	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockRemainingLease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	s, err := l.state(ctx)
 	switch {
 	case err != nil:

@@ -99,13 +99,14 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 		// it was lost, and this is a new hold under the same field.
 		old := l.hold
 		l.stopTracking(old)
-		old.end(ErrLeaseLost)
+		old.lose(l.c.emit, lostFound, 0)
 		l.hold = nil
 	}
 	h := l.hold
 	switch {
 	case h == nil:
 		h = l.newHold()
+		h.taken = start.Sub(epoch)
 		l.hold, l.used = h, true
 		l.leases = l.leases[:0]
 		if l.kind.stackedLeases && !watched {
@@ -297,7 +298,7 @@ func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
 	start := time.Now()
 	expires := start.Add(lease - lossMargin(lease))
 	arg := strconv.FormatInt(ms, 10)
-	res, err := l.c.scripts.run(ctx, h.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
+	res, err := l.c.scripts.run(ctx, h.kind.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
 	if err == nil && len(res) != 1 {
 		err = objectErrorf(l.kind.what, l.name, "%w: extend returned %v", ErrUnexpectedReply, res)
 	} else if err != nil {

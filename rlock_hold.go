@@ -145,7 +145,8 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 	}
 	h.deadline = deadline
 	w := l.c.watchdog
-	h.timer = time.AfterFunc(time.Until(deadline), func() { w.remove(h); h.end(ErrLeaseLost) })
+	// The timer fires at the deadline: the loss is not late.
+	h.timer = time.AfterFunc(time.Until(deadline), func() { l.c.watchdog.remove(h); h.lose(l.c.emit, lostTimer, 0) })
 	if !w.keep(h) { // Close ends every live hold; after it, this one at once
 		h.end(ErrClientClosed)
 	}
@@ -156,8 +157,8 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 func (l *Lock) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
-	h.renew, h.drop = l.kind.renew, l.kind.drop
-	if h.drop != nil {
+	h.kind = l.kind
+	if l.kind.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)

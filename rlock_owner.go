@@ -71,7 +71,14 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration, got **hol
 // watching the current hold's done channel (or, while an acquisition is
 // under way, for its hold to start).
 func (l *Lock) enter(ctx context.Context, wait time.Duration) (bool, error) {
+	select {
+	case l.gate <- struct{}{}:
+		return true, nil
+	default:
+	}
+	t := l.c.blockStart()
 	ok, err := enterGate(ctx, l.gate, wait, l.gateWatch)
+	l.c.blockEnd(ctx, t)
 	if err != nil {
 		return false, objectErrorf(l.kind.what, l.name, "%w", err)
 	}

@@ -104,7 +104,9 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 // key is absent. It returns ErrNilValue for a nil pointer key, ErrCodec when
 // the key does not encode or the stored value does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (m *Map[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
+func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
 		return zero, false, err
@@ -113,6 +115,7 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 	if err != nil {
 		return zero, false, err
 	}
+	m.c.trip(ctx, 1)
 	v, err := m.c.rdb.HGet(ctx, m.name, string(k)).Result()
 	return m.value(v, err)
 }
@@ -123,7 +126,9 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 // ErrNilValue for a nil pointer key or value, ErrCodec when either does not
 // encode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
-func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (V, bool, error) {
+func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapPut)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPut, key, v)
 }
 
@@ -131,7 +136,9 @@ func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (V, bool, error) {
 // value and true (loaded) when key was present, leaving it in place, or the
 // zero value and false when it stored v, like sync.Map's LoadOrStore
 // reversed. It returns the errors of Put.
-func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (V, bool, error) {
+func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapPutIfAbsent)
+	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPutIfAbsent, key, v)
 }
 
@@ -155,7 +162,9 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 // false when it was absent. When the bytes do not decode the entry is
 // removed all the same and the error matches ErrCodec. It returns the errors
 // of Get.
-func (m *Map[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
+func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapRemove)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
 		return zero, false, err
@@ -170,7 +179,9 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
 // FastPut stores v at key without reading the previous value, and reports
 // whether key was new (Redisson's fastPut, one HSET). It returns the errors
 // of Put.
-func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error) {
+func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapFastPut)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
 	}
@@ -182,6 +193,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.HSet(ctx, m.name, string(k), val).Result()
 	return n == 1, m.wrap(err)
 }
@@ -191,7 +203,9 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error) {
 // It returns ErrNilValue or ErrCodec when a key does not encode (nothing is
 // deleted); ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or
 // a Redis error otherwise.
-func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
+func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapFastRemove)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
 	}
@@ -206,12 +220,15 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
 		}
 		fields[i] = string(k)
 	}
+	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.HDel(ctx, m.name, fields...).Result()
 	return n, m.wrap(err)
 }
 
 // ContainsKey reports whether key is present. It returns the errors of Get.
-func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
+func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapContainsKey)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
 	}
@@ -219,6 +236,7 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	m.c.trip(ctx, 1)
 	ok, err := m.c.rdb.HExists(ctx, m.name, string(k)).Result()
 	return ok, m.wrap(err)
 }
@@ -226,10 +244,13 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
 // Size returns the number of entries (0 when the map does not exist). It
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
-func (m *Map[K, V]) Size(ctx context.Context) (int64, error) {
+func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
 	}
+	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.HLen(ctx, m.name).Result()
 	return n, m.wrap(err)
 }
@@ -239,10 +260,13 @@ func (m *Map[K, V]) Size(ctx context.Context) (int64, error) {
 // Iterator instead. It returns ErrCodec when a stored key or value does not
 // decode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
-func (m *Map[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
+func (m *Map[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapReadAll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return nil, err
 	}
+	m.c.trip(ctx, 1)
 	all, err := m.c.rdb.HGetAll(ctx, m.name).Result()
 	if err != nil {
 		return nil, m.wrap(err)
@@ -279,10 +303,13 @@ func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 // Delete deletes the map (whatever type its key holds, like Redisson) and
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (m *Map[K, V]) Delete(ctx context.Context) (bool, error) {
+func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
 	}
+	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.Del(ctx, m.name).Result()
 	return n == 1, m.wrap(err)
 }
@@ -311,7 +338,9 @@ func (m *Map[K, V]) Delete(ctx context.Context) (bool, error) {
 // past 127, say) is stored and then reported as ErrCodec on decode. It
 // returns ErrNilValue for a nil pointer key; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
+func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (_ V, err error) {
+	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapAddAndGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
 		return zero, err
@@ -341,15 +370,18 @@ func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (V, error) {
 			break
 		}
 		var f float64
+		m.c.trip(ctx, 1)
 		f, err = m.c.rdb.HIncrByFloat(ctx, m.name, string(k), reflect.ValueOf(delta).Float()).Result()
 		reply = strconv.FormatFloat(f, 'g', -1, 64)
 	case StringCodec, *StringCodec:
 		if isInt {
 			var n int64
+			m.c.trip(ctx, 1)
 			n, err = m.c.rdb.HIncrBy(ctx, m.name, string(k), int64(reflect.ValueOf(delta).Int())).Result()
 			reply = strconv.FormatInt(n, 10)
 		} else {
 			var f float64
+			m.c.trip(ctx, 1)
 			f, err = m.c.rdb.HIncrByFloat(ctx, m.name, string(k), reflect.ValueOf(delta).Float()).Result()
 			reply = strconv.FormatFloat(f, 'g', -1, 64)
 		}

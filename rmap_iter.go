@@ -58,16 +58,26 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
 	if err := m.check(); err != nil {
+		m.c.reject(ctx, m.kind, m.name, opMapScan, err)
 		return err
 	}
 	if it.batch < 1 {
-		return objectErrorf(m.kind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
+		err := objectErrorf(m.kind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
+		m.c.reject(ctx, m.kind, m.name, opMapScan, err)
+		return err
 	}
 	var cursor uint64
 	for {
-		kv, next, err := it.page(ctx, cursor, int64(it.batch))
+		// One operation per batch: the caller's loop body is not its time.
+		bctx, rec := m.c.begin(ctx, m.kind, m.name, opMapScan)
+		m.c.trip(bctx, 1)
+		kv, next, err := it.page(bctx, cursor, int64(it.batch))
 		if err != nil {
-			return m.wrap(err)
+			err = m.wrap(err)
+		}
+		rec.end(err, OutcomeOK)
+		if err != nil {
+			return err
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			k, v, err := m.entry(kv[i], kv[i+1])

@@ -83,6 +83,10 @@ func preludesOf(body string) []string {
 type scripts struct {
 	rdb  redis.UniversalClient
 	topo topology
+	emit *emitter
+	// observed: an Observer is set, so calls count their round trips in
+	// the operation record their context carries.
+	observed bool
 	// loads counts SCRIPT LOADs (see stats).
 	mu    sync.Mutex
 	loads int
@@ -158,6 +162,7 @@ func isMigrating(err error) bool {
 }
 
 func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+	c.trip(ctx, 1)
 	cmd := c.rdb.EvalSha(ctx, s.sha, keys, args...)
 	if !isNoScript(cmd.Err()) {
 		return cmd
@@ -166,7 +171,15 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 		cmd.SetErr(err)
 		return cmd
 	}
+	c.trip(ctx, 1)
 	return c.rdb.EvalSha(ctx, s.sha, keys, args...)
+}
+
+// trip counts n round trips for the operation ctx belongs to, if observed.
+func (c *scripts) trip(ctx context.Context, n int) {
+	if c.observed {
+		countTrips(ctx, n)
+	}
 }
 
 // runWait calls s like run, followed in the same pipeline (on the same
@@ -200,6 +213,7 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 		cmd := pipe.EvalSha(ctx, s.sha, keys, args...)
 		wait := redis.NewIntCmd(ctx, "wait", replicas, timeout.Milliseconds())
 		_ = pipe.Process(ctx, wait)
+		c.trip(ctx, 1)
 		_, _ = pipe.Exec(ctx)
 		return cmd, wait
 	}
@@ -268,6 +282,8 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 	c.mu.Lock()
 	c.loads++
 	c.mu.Unlock()
+	c.trip(ctx, 1) // on Cluster, one per master, sent in parallel
+	c.emit.emit(Event{Type: EventScriptReloaded, Name: s.name})
 	cc := c.topo.cluster
 	if cc == nil {
 		return c.rdb.ScriptLoad(ctx, s.src).Err()
@@ -347,6 +363,7 @@ func (c *scripts) pipeline(ctx context.Context, calls []*call) error {
 	for _, cl := range calls {
 		cl.cmd = pipe.EvalSha(ctx, cl.s.sha, cl.keys, cl.args...)
 	}
+	c.trip(ctx, 1)
 	_, err := pipe.Exec(ctx)
 	// Exec reports the first failed command; script errors are per call.
 	if err != nil && !mayHaveRun(err) {

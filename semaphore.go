@@ -116,7 +116,9 @@ func (s *Semaphore) marker() string { return s.callPre + s.c.newRequest() }
 // first result. It returns ErrInvalidPermits for n < 0;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemTrySetPermits)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(n); err != nil {
 		return false, err
 	}
@@ -132,7 +134,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // does nothing. It returns ErrInvalidPermits when the count would overflow
 // an int64 (leaving it unchanged); ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
+func (s *Semaphore) AddPermits(ctx context.Context, n int64) (err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAddPermits)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(0); err != nil || n == 0 {
 		return err
 	}
@@ -147,7 +151,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) error {
 // would overflow an int64 (leaving it unchanged); ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 // After a network error the release may or may not have happened.
-func (s *Semaphore) Release(ctx context.Context, n int64) error {
+func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemRelease)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(n); err != nil || n == 0 {
 		return err
 	}
@@ -172,18 +178,22 @@ func (s *Semaphore) add(ctx context.Context, n int64) error {
 // semaphore does not exist, negative after AddPermits took more than were
 // available. It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+func (s *Semaphore) AvailablePermits(ctx context.Context) (_ int64, err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAvailable)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(0); err != nil {
 		return 0, err
 	}
-	return readIntKey(ctx, s.c.rdb, semKind, s.name)
+	return readIntKey(ctx, s.c, semKind, s.name)
 }
 
 // DrainPermits takes every available permit and returns how many there were
 // (0 when the semaphore does not exist, which it leaves missing). It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
-func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+func (s *Semaphore) DrainPermits(ctx context.Context) (_ int64, err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemDrain)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(0); err != nil {
 		return 0, err
 	}
@@ -198,7 +208,9 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 // Waiters keep waiting: a missing semaphore has no permits. A call resent
 // after a lost reply may report false. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
-func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
+func (s *Semaphore) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(0); err != nil {
 		return false, err
 	}
@@ -213,11 +225,13 @@ func (s *Semaphore) Delete(ctx context.Context) (bool, error) {
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 // See Semaphore for the order in which waiters are served; a semaphore never
 // set up (see TrySetPermits) has 0 permits.
-func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+func (s *Semaphore) Acquire(ctx context.Context, n int64) (err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAcquire)
+	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := s.check(n); err != nil || n == 0 {
 		return err
 	}
-	_, err := s.acquire(ctx, n, -1)
+	_, err = s.acquire(ctx, n, -1)
 	return err
 }
 
@@ -230,7 +244,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // returns false or an error leaves no permit taken, no reservation and no
 // subscription behind (when Redis cannot be reached to undo an attempt whose
 // reply was lost, its permits may stay taken).
-func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (ok bool, err error) {
+	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAcquire)
+	defer func() { rec.end(err, acquiredIf(ok)) }()
 	if err := s.check(n); err != nil {
 		return false, err
 	}
@@ -343,6 +359,10 @@ func (a *semCall) cancel(ctx context.Context, inFlight bool) {
 	if inFlight {
 		window = s.c.retryWindowArg
 	}
-	_ = s.c.scripts.run(cctx, scriptSemCancel, a.keys, a.n, a.id, window, s.c.pubsub.publishArg(cctx)).Err()
+	if err := s.c.scripts.run(cctx, scriptSemCancel, a.keys, a.n, a.id, window, s.c.pubsub.publishArg(cctx)).Err(); err != nil {
+		// The reservation expires by itself; until then it holds up the
+		// waiters behind it.
+		s.c.emit.emit(Event{Type: EventHandOffFailed, Kind: semKind, Name: s.name, Err: err})
+	}
 	a.reserved = false
 }

@@ -72,7 +72,9 @@ func (t *Topic[T]) check() error {
 // Cluster a plain topic counts only the subscriptions on the node that took
 // the PUBLISH, as Redis does; a sharded topic counts them all. It returns ErrEmptyName, ErrClientClosed, an ErrCodec error when msg
 // does not encode, or a Redis error.
-func (t *Topic[T]) Publish(ctx context.Context, msg T) (int64, error) {
+func (t *Topic[T]) Publish(ctx context.Context, msg T) (_ int64, err error) {
+	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicPublish)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := t.check(); err != nil {
 		return 0, err
 	}
@@ -80,6 +82,7 @@ func (t *Topic[T]) Publish(ctx context.Context, msg T) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.c.trip(ctx, 1)
 	if t.sharded {
 		return t.c.rdb.SPublish(ctx, t.name, b).Result()
 	}
@@ -149,7 +152,9 @@ func (s *TopicSubscription) DecodeErrors() int64 { return s.decodeErr.Load() }
 // ErrNotSubscribed (or the context's error) if it did not in time; and
 // ErrEmptyName, ErrInvalidName, ErrClientClosed, ErrInvalidBuffer, or an
 // error for a nil handler.
-func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...TopicOption) (*TopicSubscription, error) {
+func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...TopicOption) (_ *TopicSubscription, err error) {
+	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicSubscribe)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if handler == nil {
 		return nil, fmt.Errorf("%w: %s: nil handler", ErrInvalidOption, t.object())
 	}
@@ -163,7 +168,9 @@ func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...Topic
 // returned channel instead, which is closed after cancel is called (or the
 // client closes). Messages wait in the subscriber's buffer (WithBuffer)
 // while the channel is not read; beyond it they are dropped.
-func (t *Topic[T]) Channel(ctx context.Context, opts ...TopicOption) (<-chan T, func(), error) {
+func (t *Topic[T]) Channel(ctx context.Context, opts ...TopicOption) (_ <-chan T, _ func(), err error) {
+	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicSubscribe)
+	defer func() { rec.end(err, OutcomeOK) }()
 	out := make(chan T)
 	s, err := t.subscribe(ctx, opts, func(s *TopicSubscription, v T) bool {
 		select {
@@ -202,6 +209,7 @@ func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver fu
 		return nil, fmt.Errorf("%s: subscribe: %w", t.object(), err)
 	}
 	l := &listener{ch: make(chan string, o.buffer)}
+	t.c.trip(ctx, 1) // SUBSCRIBE, and its confirmation
 	sub, err := t.c.pubsub.listen(ctx, chanKey{name: t.name, sharded: t.sharded}, l)
 	if err != nil {
 		return nil, err

@@ -111,7 +111,10 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		// give their waiter a moment before competing with it. If one
 		// announces it took the object, that answers the first try.
 		start := time.Now()
-		if _, err := sub.wait(ctx, yield); err != nil {
+		t := c.blockStart()
+		_, err := sub.wait(ctx, yield)
+		c.blockEnd(ctx, t)
+		if err != nil {
 			return false, c.waitErr(s.what, s.name, err)
 		}
 		tried = sub.takenSince(start)
@@ -151,6 +154,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		}
 		sub = fresh
 		defer fresh.close()
+		c.trip(ctx, 1) // SUBSCRIBE, and its confirmation
 		if s.onGiveUp != nil {
 			defer func() {
 				if !ok {
@@ -164,7 +168,9 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		if !more {
 			return false, nil
 		}
+		t := c.blockStart()
 		sub.ready(ctx, d)
+		c.blockEnd(ctx, t)
 		if ok, retry, err = try(ctx, sub.waiting()); err != nil || ok {
 			return ok, err
 		}
@@ -178,7 +184,10 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 			}
 			return false, nil
 		}
-		if _, err := sub.wait(ctx, d); err != nil {
+		t := c.blockStart()
+		_, err := sub.wait(ctx, d)
+		c.blockEnd(ctx, t)
+		if err != nil {
 			return false, c.waitErr(s.what, s.name, err)
 		}
 		if err := ctx.Err(); err != nil {

@@ -2,8 +2,10 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,14 +14,14 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	key     string // lock key
-	field   string // owner field
-	channel string // unlock channel
-	slot    int    // hash slot of key, on Cluster
-	seq     uint64 // unique within the client
-	renew   *script
-	drop    *script // nil: a stale field is left to expire
-	pub     any     // with drop: the publish command
+	kind    *lockKind     // the lock's: its renew and drop scripts, its name in events
+	taken   time.Duration // when the acquisition that took it was sent, since epoch
+	key     string        // lock key
+	field   string        // owner field
+	channel string        // unlock channel
+	slot    int           // hash slot of key, on Cluster
+	seq     uint64        // unique within the client
+	pub     any           // with kind.drop: the publish command (kind.drop nil: a stale field is left to expire)
 	// renewArgs are the hold's arguments to renew after the lease.
 	renewArgs []any
 	done      chan struct{}
@@ -40,13 +42,49 @@ func newHold(key, field, channel string, slot int) *hold {
 	return &hold{key: key, field: field, channel: channel, slot: slot, done: make(chan struct{})}
 }
 
-// end closes the hold with cause err; later calls do nothing.
-func (h *hold) end(err error) {
+// end closes the hold with cause err; later calls do nothing. It reports
+// whether this call ended it.
+func (h *hold) end(err error) bool {
+	ended := false
 	h.once.Do(func() {
 		h.err = err
 		close(h.done)
+		ended = true
 	})
+	return ended
 }
+
+// epoch is the origin of hold.taken (a Duration keeps the hold small).
+var epoch = time.Now()
+
+// since returns when the acquisition that took h was sent.
+func (h *hold) since() time.Time { return epoch.Add(h.taken) }
+
+// what returns the lock's kind and owner, for events.
+func (h *hold) what() (kind, owner string) {
+	if h.kind == nil {
+		return "", h.field
+	}
+	return h.kind.what, strings.TrimSuffix(h.field, h.kind.suffix)
+}
+
+// lose ends h with ErrLeaseLost, reporting the loss (cause says how it was
+// found, late how long after the lease deadline known here) through em.
+func (h *hold) lose(em *emitter, cause string, late time.Duration) {
+	if h.end(ErrLeaseLost) {
+		kind, owner := h.what()
+		em.emit(Event{Type: EventLeaseLost, Kind: kind, Name: h.key, Owner: owner, Late: max(late, 0),
+			Err: fmt.Errorf("%w: %s", ErrLeaseLost, cause)})
+	}
+}
+
+// The causes of a lost lease, in events.
+const (
+	lostGone    = "renewal found the lock gone or held by another owner"
+	lostOverdue = "no renewal confirmed before the lease deadline"
+	lostTimer   = "the lease ran out before Unlock"
+	lostFound   = "an acquisition found the hold gone from Redis"
+)
 
 // ended reports whether the hold has ended, and why.
 func (h *hold) ended() (bool, error) {
@@ -77,6 +115,7 @@ type watchdog struct {
 	timeout time.Duration
 	batch   int
 	cleanup time.Duration // how long close waits for a pass in flight
+	emit    *emitter
 
 	mu    sync.Mutex
 	holds map[*hold]struct{} // watched: renewed by the loop
@@ -231,8 +270,8 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	}
 	// One call renews holds of one script and one slot.
 	sort.Slice(holds, func(i, j int) bool {
-		if holds[i].renew != holds[j].renew {
-			return holds[i].renew.name < holds[j].renew.name
+		if holds[i].kind.renew != holds[j].kind.renew {
+			return holds[i].kind.renew.name < holds[j].kind.renew.name
 		}
 		return holds[i].slot < holds[j].slot
 	})
@@ -240,11 +279,11 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	ms := strconv.FormatInt(w.timeout.Milliseconds(), 10)
 	for i := 0; i < len(holds); {
 		j := i + 1
-		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].renew == holds[i].renew {
+		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].kind.renew == holds[i].kind.renew {
 			j++
 		}
 		chunk := holds[i:j]
-		cl := &call{s: chunk[0].renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
+		cl := &call{s: chunk[0].kind.renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
 		cl.args[0] = ms
 		for k, h := range chunk {
 			cl.keys[k] = h.key
@@ -255,7 +294,7 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 		i = j
 	}
 	for _, h := range stale {
-		p.calls = append(p.calls, &call{s: h.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
+		p.calls = append(p.calls, &call{s: h.kind.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1) // never blocks the pass, even once abandoned
@@ -288,6 +327,12 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 		return
 	}
 	cancel()
+	select {
+	case <-inFlight:
+		return
+	default:
+	}
+	w.emit.emit(Event{Type: EventCloseWaiting, Name: "watchdog renewal pass", Duration: w.cleanup})
 	t := time.NewTimer(w.cleanup)
 	defer t.Stop()
 	select {
@@ -301,6 +346,8 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 // nothing: the next pass retries, and the deadline still applies.
 func (w *watchdog) apply(p *pass) {
 	var lost []*hold
+	var failed Event // the first failed renewal call, counting the others
+	renewed := 0
 	w.mu.Lock()
 	w.lastPass, w.lastCalls = p.took, len(p.calls)
 	for c, cl := range p.calls {
@@ -309,17 +356,25 @@ func (w *watchdog) apply(p *pass) {
 		}
 		res, err := cl.cmd.Int64Slice()
 		if err != nil {
+			if failed.Err == nil {
+				h := p.owners[c][0]
+				kind, owner := h.what()
+				failed = Event{Type: EventRenewalFailed, Kind: kind, Name: h.key, Owner: owner, Err: err}
+			}
+			failed.Count += len(p.owners[c])
+			failed.Calls++
 			continue
 		}
 		for k, h := range p.owners[c] {
-			renewed := k < len(res) && res[k] == 1
-			if _, ok := w.holds[h]; !ok {
-				if renewed && h.expired && h.drop != nil && !w.tracksField(h.key, h.field) {
+			ok := k < len(res) && res[k] == 1
+			if _, watched := w.holds[h]; !watched {
+				if ok && h.expired && h.kind.drop != nil && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue
 			}
-			if renewed {
+			if ok {
+				renewed++
 				h.expires = p.sent.Add(w.timeout - lossMargin(w.timeout))
 			} else {
 				delete(w.holds, h)
@@ -329,9 +384,14 @@ func (w *watchdog) apply(p *pass) {
 		}
 	}
 	w.mu.Unlock()
+	now := time.Now()
 	for _, h := range lost {
-		h.end(ErrLeaseLost)
+		h.lose(w.emit, lostGone, now.Sub(h.expires))
 	}
+	if failed.Err != nil {
+		w.emit.emit(failed)
+	}
+	w.emit.emit(Event{Type: EventRenewalPass, Count: renewed, Calls: len(p.calls), Duration: p.took})
 }
 
 // tracksField reports whether a live hold of key by field is registered (a
@@ -366,7 +426,7 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 	}
 	w.mu.Unlock()
 	for _, h := range lost {
-		h.end(ErrLeaseLost)
+		h.lose(w.emit, lostOverdue, now.Sub(h.expires))
 	}
 	return next
 }
@@ -393,6 +453,14 @@ func (w *watchdog) close() {
 	for h := range holds {
 		h.end(ErrClientClosed)
 	}
+}
+
+// snapshot returns the number of live holds (watched or ended by a lease
+// timer) and the duration and script call count of the last renewal pass.
+func (w *watchdog) snapshot() (live int, pass time.Duration, calls int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.live), w.lastPass, w.lastCalls
 }
 
 // stats returns the number of holds kept alive and the duration and script

@@ -18,11 +18,15 @@
 //
 // By default the program runs against an embedded miniredis, so
 //
-//	go run ./cmd/flashsale
-//	go run ./cmd/flashsale -naive
+//	cd cmd && go run ./flashsale
+//	cd cmd && go run ./flashsale -naive
 //
 // need no Redis server. -redis host:port uses a real server instead; the
 // sale's keys use a unique product id and are deleted at the end.
+//
+// -metrics :9090 serves the redisson metrics (redissonotel's instruments,
+// through OpenTelemetry's Prometheus exporter) at http://localhost:9090/metrics
+// while the sale runs, and after the summary until ^C.
 //
 // A progress bar is drawn on stderr (redrawn live on a terminal; one line at
 // the end when stderr is a file or a pipe) and a summary printed on stdout:
@@ -44,6 +48,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/goredisson/redisson/cmd/internal/telemetry"
 	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,6 +72,8 @@ func run() int {
 	flag.DurationVar(&cfg.NaiveWork, "naive-work", 80*time.Millisecond, "business step in -naive mode (longer than -naive-lease)")
 	flag.DurationVar(&cfg.Duration, "duration", 2*time.Minute, "stop the sale after this long whatever happens")
 	quiet := flag.Bool("q", false, "no progress bar")
+	metricsAddr := flag.String("metrics", "", "serve the redisson metrics in Prometheus text format at http://`addr`/metrics\n"+
+		"(such as :9090) during the sale, and after it until ^C")
 	// Errors print one line naming the flag; only -h prints the flags.
 	flag.CommandLine.SetOutput(io.Discard)
 	if err := flag.CommandLine.Parse(os.Args[1:]); err != nil {
@@ -119,6 +126,17 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	context.AfterFunc(ctx, stop) // a second ^C kills the program
+	var metrics *telemetry.Server
+	if *metricsAddr != "" {
+		var err error
+		if metrics, err = telemetry.Start(*metricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "flashsale:", err)
+			return 2
+		}
+		defer metrics.Close()
+		cfg.Observer = metrics.Observer
+		fmt.Printf("metrics: %s\n", metrics.URL())
+	}
 	mode := "locked (redisson.Lock, watchdog lease)"
 	if cfg.Naive {
 		mode = fmt.Sprintf("NAIVE (SET NX PX %v, %v business step, plain DEL)", cfg.NaiveLease, cfg.NaiveWork)
@@ -132,6 +150,10 @@ func run() int {
 		return 2
 	}
 	printSummary(cfg, r)
+	if metrics != nil && ctx.Err() == nil {
+		fmt.Printf("metrics: the sale is over; still serving %s until ^C\n", metrics.URL())
+		<-ctx.Done()
+	}
 	switch {
 	case cfg.Naive:
 		return 0

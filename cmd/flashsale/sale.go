@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redissonotel"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,6 +27,8 @@ type Config struct {
 	Work      time.Duration // simulated business step inside the lock (locked mode)
 	LockWait  time.Duration // TryLock wait per attempt (locked mode); a timed-out attempt is retried
 	Watchdog  time.Duration // redisson.Options.WatchdogTimeout; 0 = library default
+
+	Observer *redissonotel.Observer // observes every instance's redisson client (and reads its Stats); nil = none
 
 	Naive      bool          // use the hand-written SET NX PX lock instead of redisson
 	NaiveLease time.Duration // PX of the naive lock
@@ -80,9 +83,11 @@ func saleKeys(id string) keys {
 
 // instance is one simulated service instance.
 type instance struct {
-	rdb    redis.UniversalClient
-	rc     *redisson.Client // nil in naive mode
-	orders atomic.Int64
+	rdb redis.UniversalClient
+	rc  *redisson.Client // nil in naive mode
+	// unregister removes rc from Config.Observer's gauges; nil without one.
+	unregister func()
+	orders     atomic.Int64
 }
 
 // sale is the shared state of a running sale.
@@ -127,6 +132,9 @@ func Run(ctx context.Context, cfg Config, newClient func() redis.UniversalClient
 			if in == nil {
 				continue
 			}
+			if in.unregister != nil {
+				in.unregister()
+			}
 			if in.rc != nil {
 				in.rc.Close()
 			}
@@ -137,12 +145,15 @@ func Run(ctx context.Context, cfg Config, newClient func() redis.UniversalClient
 		in := &instance{rdb: newClient()}
 		insts[i] = in
 		if !cfg.Naive {
-			var opts *redisson.Options
-			if cfg.Watchdog > 0 {
-				opts = &redisson.Options{WatchdogTimeout: cfg.Watchdog}
+			opts := &redisson.Options{WatchdogTimeout: cfg.Watchdog}
+			if cfg.Observer != nil {
+				opts.Observer = cfg.Observer
 			}
 			if in.rc, err = redisson.New(in.rdb, opts); err != nil {
 				return nil, fmt.Errorf("instance %d: redisson.New: %w", i, err)
+			}
+			if cfg.Observer != nil {
+				in.unregister = cfg.Observer.RegisterClient(in.rc)
 			}
 		}
 	}

@@ -1,10 +1,12 @@
 // Command ratelimited is a demo HTTP server whose requests are limited per
 // client IP by the httplimit middleware over a redisson keyed limiter.
 //
-//	go run ./cmd/ratelimited                       # serve on :8080, embedded miniredis
-//	go run ./cmd/ratelimited -algo gcra -limit 5 -window 10s -burst 3
-//	go run ./cmd/ratelimited -redis 127.0.0.1:6379 # a real Redis server
-//	go run ./cmd/ratelimited -demo 24              # 24 requests to itself (12 per client: 2 refused each), then exit
+//	cd cmd
+//	go run ./ratelimited                       # serve on :8080, embedded miniredis
+//	go run ./ratelimited -algo gcra -limit 5 -window 10s -burst 3
+//	go run ./ratelimited -redis 127.0.0.1:6379 # a real Redis server
+//	go run ./ratelimited -demo 24              # 24 requests to itself (12 per client: 2 refused each), then exit
+//	go run ./ratelimited -metrics :9090        # and the redisson metrics at http://localhost:9090/metrics
 //
 // Then curl -i localhost:8080/ and watch the RateLimit-Policy, RateLimit
 // and, once over the limit, Retry-After fields. /healthz is not limited.
@@ -42,6 +44,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/cmd/internal/telemetry"
 	"github.com/goredisson/redisson/httplimit"
 	"github.com/goredisson/redisson/redissontest"
 	"github.com/redis/go-redis/v9"
@@ -72,6 +75,7 @@ func run() int {
 	trust := flag.String("trust", "", "comma-separated `networks` or addresses of trusted reverse proxies")
 	flag.BoolVar(&cfg.FailClosed, "fail-closed", false, "answer 503 when Redis is unreachable (default: serve without limit)")
 	demo := flag.Int("demo", 0, "send `N` requests to the server from two clients, print the answers and exit")
+	metricsAddr := flag.String("metrics", "", "serve the redisson metrics in Prometheus text format at http://`addr`/metrics (such as :9090)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		flag.Usage()
@@ -96,12 +100,25 @@ func run() int {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: *redisAddr, DisableIdentity: true})
 	defer rdb.Close()
-	client, err := redisson.New(rdb, nil)
+	var opts redisson.Options
+	var metrics *telemetry.Server
+	if *metricsAddr != "" {
+		if metrics, err = telemetry.Start(*metricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "ratelimited:", err)
+			return 2
+		}
+		defer metrics.Close() // after client.Close: the client reports to it until then
+		opts.Observer = metrics.Observer
+	}
+	client, err := redisson.New(rdb, &opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ratelimited:", err)
 		return 2
 	}
 	defer client.Close()
+	if metrics != nil {
+		defer metrics.Observer.RegisterClient(client)()
+	}
 
 	if *demo > 0 {
 		*addr = "127.0.0.1:0"
@@ -142,6 +159,9 @@ func run() int {
 	p := l.Policy()
 	fmt.Printf("ratelimited: http://%s/ — %s limiter %q: %d per %v, burst %d, per client IP; %s\n",
 		ln.Addr(), cfg.Algo, p.Name, p.Limit, p.Window, p.Burst, backend)
+	if metrics != nil {
+		fmt.Printf("ratelimited: metrics at %s\n", metrics.URL())
+	}
 
 	if *demo > 0 {
 		return runDemo("http://"+ln.Addr().String()+"/", *demo, p.Burst)

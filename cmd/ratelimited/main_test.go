@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -124,5 +125,84 @@ func TestHandler(t *testing.T) {
 	}
 	if _, err := Handler(nil, Config{Algo: "leaky"}); err == nil {
 		t.Error("unknown algorithm accepted")
+	}
+}
+
+// -metrics serves the redisson metrics in Prometheus text format: the
+// limiter's decisions, allowed and denied, and the client's gauges.
+func TestCommandMetrics(t *testing.T) {
+	name := fmt.Sprintf("ratelimited-metrics:%d", time.Now().UnixNano())
+	cmd := command(t, "-addr 127.0.0.1:0 -metrics 127.0.0.1:0 -limit 2 -trust 127.0.0.1 -name "+name)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	var serverURL, metricsURL string
+	for metricsURL == "" && lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), "ratelimited: http://"); ok {
+			serverURL = "http://" + strings.Fields(rest)[0]
+		}
+		if u, ok := strings.CutPrefix(lines.Text(), "ratelimited: metrics at "); ok {
+			metricsURL = u
+		}
+	}
+	if serverURL == "" || metricsURL == "" {
+		t.Fatalf("no server or metrics address announced (server %q, metrics %q)", serverURL, metricsURL)
+	}
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, serverURL, nil)
+		req.Header.Set("X-Forwarded-For", "198.51.100.7")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q; want Prometheus text (text/plain)", ct)
+	}
+	page := string(body)
+	for _, want := range []string{
+		`redisson_decision="allowed"`, `redisson_decision="denied"`, "# TYPE redisson_ratelimit_decisions_total counter",
+		"# TYPE redisson_leases_held gauge", "redisson_operation_duration_seconds_bucket{",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	for _, l := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(l, "redisson_ratelimit_decisions_total{") {
+			continue
+		}
+		switch {
+		case strings.Contains(l, `redisson_decision="allowed"`) && !strings.HasSuffix(l, " 2"):
+			t.Errorf("allowed: %q; want 2", l)
+		case strings.Contains(l, `redisson_decision="denied"`) && !strings.HasSuffix(l, " 1"):
+			t.Errorf("denied: %q; want 1", l)
+		}
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", page)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit %v; want status 0", err)
 	}
 }
