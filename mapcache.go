@@ -192,7 +192,9 @@ func (mc *MapCache[K, V]) millis(what string, d time.Duration) (int64, error) {
 // pointer key, ErrCodec when the key does not encode or the stored value
 // does not decode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
+func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := mc.m.check(); err != nil {
 		return zero, false, err
@@ -206,7 +208,9 @@ func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 
 // ContainsKey reports whether key has an entry that has not expired. It is
 // an access, as Get is, and returns the errors of Get.
-func (mc *MapCache[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
+func (mc *MapCache[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheContainsKey)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return false, err
 	}
@@ -236,7 +240,7 @@ func (mc *MapCache[K, V]) Put(ctx context.Context, key K, v V) (V, bool, error) 
 // ErrNegativeDuration for a negative ttl or maxIdle (Redis unchanged), and
 // the errors of Put.
 func (mc *MapCache[K, V]) PutWithTTL(ctx context.Context, key K, v V, ttl, maxIdle time.Duration) (V, bool, error) {
-	_, old, err := mc.put(ctx, "put", key, v, ttl, maxIdle)
+	_, old, err := mc.put(ctx, opMapCachePut, "put", key, v, ttl, maxIdle)
 	return mc.reply(old, err)
 }
 
@@ -251,7 +255,7 @@ func (mc *MapCache[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (V, bool,
 // PutIfAbsentWithTTL is PutIfAbsent storing v with a ttl and max idle, as
 // PutWithTTL does. It returns the errors of PutWithTTL.
 func (mc *MapCache[K, V]) PutIfAbsentWithTTL(ctx context.Context, key K, v V, ttl, maxIdle time.Duration) (V, bool, error) {
-	_, old, err := mc.put(ctx, "absent", key, v, ttl, maxIdle)
+	_, old, err := mc.put(ctx, opMapCachePutIfAbsent, "absent", key, v, ttl, maxIdle)
 	return mc.reply(old, err)
 }
 
@@ -265,7 +269,7 @@ func (mc *MapCache[K, V]) FastPut(ctx context.Context, key K, v V) (bool, error)
 // FastPutWithTTL is FastPut with a ttl and max idle, as PutWithTTL. It
 // returns the errors of PutWithTTL.
 func (mc *MapCache[K, V]) FastPutWithTTL(ctx context.Context, key K, v V, ttl, maxIdle time.Duration) (bool, error) {
-	_, old, err := mc.put(ctx, "put", key, v, ttl, maxIdle)
+	_, old, err := mc.put(ctx, opMapCacheFastPut, "put", key, v, ttl, maxIdle)
 	return old == nil && err == nil, err
 }
 
@@ -279,13 +283,15 @@ func (mc *MapCache[K, V]) FastPutIfAbsent(ctx context.Context, key K, v V) (bool
 // FastPutIfAbsentWithTTL is FastPutIfAbsent with a ttl and max idle, as
 // PutWithTTL. It returns the errors of PutWithTTL.
 func (mc *MapCache[K, V]) FastPutIfAbsentWithTTL(ctx context.Context, key K, v V, ttl, maxIdle time.Duration) (bool, error) {
-	stored, _, err := mc.put(ctx, "absent", key, v, ttl, maxIdle)
+	stored, _, err := mc.put(ctx, opMapCacheFastAbsent, "absent", key, v, ttl, maxIdle)
 	return stored, err
 }
 
 // put runs mapcache_put and returns whether it stored v and the previous
 // live entry (nil when none).
-func (mc *MapCache[K, V]) put(ctx context.Context, mode string, key K, v V, ttl, maxIdle time.Duration) (bool, any, error) {
+func (mc *MapCache[K, V]) put(ctx context.Context, op, mode string, key K, v V, ttl, maxIdle time.Duration) (_ bool, _ any, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, op)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return false, nil, err
 	}
@@ -320,7 +326,9 @@ func (mc *MapCache[K, V]) put(ctx context.Context, mode string, key K, v V, ttl,
 // and false when it was absent or expired (an expired entry is deleted all
 // the same). When the bytes do not decode the entry is removed all the same
 // and the error matches ErrCodec. It returns the errors of Get.
-func (mc *MapCache[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
+func (mc *MapCache[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheRemove)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := mc.m.check(); err != nil {
 		return zero, false, err
@@ -346,7 +354,9 @@ func (mc *MapCache[K, V]) Size(ctx context.Context) (int64, error) {
 // once: iterate large maps with Iterator instead. It returns ErrCodec when a
 // stored key or value does not decode; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (mc *MapCache[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
+func (mc *MapCache[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheReadAll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return nil, err
 	}
@@ -420,10 +430,13 @@ func (mc *MapCache[K, V]) Iterator(batch int) *MapIterator[K, V] {
 // Delete deletes the map cache, its zsets and options (Redisson's delete;
 // listeners stay subscribed), and reports whether any of them existed. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
-func (mc *MapCache[K, V]) Delete(ctx context.Context) (bool, error) {
+func (mc *MapCache[K, V]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return false, err
 	}
+	mc.m.c.trip(ctx, 1)
 	n, err := mc.m.c.rdb.Del(ctx, mc.keys[:mcCreated]...).Result()
 	return n > 0, mc.m.wrap(err)
 }

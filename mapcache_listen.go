@@ -64,14 +64,17 @@ func (mc *MapCache[K, V]) OnExpired(ctx context.Context, fn func(MapCacheEvent[K
 	return mc.listen(ctx, mcExpired, 2, fn)
 }
 
-func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn func(MapCacheEvent[K, V])) (func(), error) {
+func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn func(MapCacheEvent[K, V])) (_ func(), err error) {
 	c := mc.m.c
+	ctx, rec := c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheListen)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return nil, err
 	}
 	if fn == nil {
 		return nil, objectErrorf(mapCacheKind, mc.m.name, "%w: nil listener", ErrInvalidOption)
 	}
+	c.trip(ctx, 1)
 	if err := c.rdb.HSet(ctx, mc.keys[mcOptions], "has-listeners", "1").Err(); err != nil {
 		return nil, mc.m.wrap(err)
 	}

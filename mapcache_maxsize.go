@@ -36,7 +36,9 @@ func (mc *MapCache[K, V]) SetMaxSize(ctx context.Context, n int) error {
 // next write. It returns ErrInvalidOption for a negative n or an unknown
 // mode (Redis unchanged); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode EvictionMode) error {
+func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode EvictionMode) (err error) {
+	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheSetMaxSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := mc.m.check(); err != nil {
 		return err
 	}
@@ -52,5 +54,6 @@ func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode Ev
 	if n < 0 {
 		return objectErrorf(mapCacheKind, mc.m.name, "%w: max size %d", ErrInvalidOption, n)
 	}
+	mc.m.c.trip(ctx, 1)
 	return mc.m.wrap(mc.m.c.rdb.HSet(ctx, mc.keys[mcOptions], "max-size", strconv.Itoa(n), "mode", name).Err())
 }

@@ -699,3 +699,36 @@ func TestMapCacheCluster(t *testing.T) {
 		t.Errorf("Get on a{b: got %v, want ErrInvalidName", err)
 	}
 }
+
+// TestMapCacheObserved checks what an Observer sees of MapCache calls:
+// their operation, kind map_cache, one round trip, and the outcome.
+func TestMapCacheObserved(t *testing.T) {
+	rdb := sharedRedis(t)
+	r := &recorder{}
+	c := newClient(t, rdb, &Options{Observer: r})
+	ctx := testCtx(t, time.Minute)
+	name := mapCacheName(t, rdb)
+	m := GetMapCache[string, string](c, name)
+	for range 2 { // the first calls load the scripts
+		if _, _, err := m.PutWithTTL(ctx, "k", "v", time.Minute, 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.Get(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.PutWithTTL(ctx, "k", "v", -1, 0)
+	for _, want := range []struct {
+		op      string
+		outcome Outcome
+		trips   int
+	}{{opMapCachePut, OutcomeInvalid, 0}, {opMapCacheGet, OutcomeOK, 1}} {
+		o := r.last(t, want.op, name)
+		if o.Kind != "map_cache" || o.Outcome != want.outcome || o.RoundTrips != want.trips {
+			t.Errorf("%s: kind %q, outcome %v, %d round trips; want map_cache, %v, %d", want.op, o.Kind, o.Outcome, o.RoundTrips, want.outcome, want.trips)
+		}
+	}
+	if ops := r.opsOf(opMapCachePut, name); len(ops) != 3 || ops[1].RoundTrips != 1 || ops[1].Outcome != OutcomeOK {
+		t.Errorf("puts observed: %+v; want three, the second one round trip, ok", ops)
+	}
+}

@@ -29,7 +29,8 @@ const mapKind = "map"
 // A Map is safe for concurrent use and holds no state of its own.
 type Map[K comparable, V any] struct {
 	c       *Client
-	kind    string // mapKind, or mapCacheKind for a MapCache's
+	kind    string // mapKind, or mapCacheKind for a MapCache's (errors)
+	opKind  string // the kind an Observer sees: map, map_cache
 	name    string
 	object  string // `map "name"`, for errors
 	codec   Codec
@@ -52,6 +53,7 @@ func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOpti
 	return &Map[K, V]{
 		c:       c,
 		kind:    kind,
+		opKind:  strings.ReplaceAll(kind, " ", "_"),
 		name:    name,
 		object:  fmt.Sprintf("%s %q", kind, name),
 		codec:   c.objectCodec(opts),
@@ -105,7 +107,7 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 // the key does not encode or the stored value does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapGet)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
@@ -127,7 +129,7 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
 // encode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapPut)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPut, key, v)
 }
@@ -137,7 +139,7 @@ func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error
 // zero value and false when it stored v, like sync.Map's LoadOrStore
 // reversed. It returns the errors of Put.
 func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapPutIfAbsent)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPutIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPutIfAbsent, key, v)
 }
@@ -163,7 +165,7 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 // removed all the same and the error matches ErrCodec. It returns the errors
 // of Get.
 func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapRemove)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
@@ -180,7 +182,7 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) 
 // whether key was new (Redisson's fastPut, one HSET). It returns the errors
 // of Put.
 func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapFastPut)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -204,7 +206,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error)
 // deleted); ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or
 // a Redis error otherwise.
 func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapFastRemove)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
@@ -227,7 +229,7 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err err
 
 // ContainsKey reports whether key is present. It returns the errors of Get.
 func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapContainsKey)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -245,7 +247,7 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) 
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
 func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapSize)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapSize)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
@@ -261,7 +263,7 @@ func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
 // decode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapReadAll)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return nil, err
@@ -304,7 +306,7 @@ func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapDelete)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -339,7 +341,7 @@ func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
 // returns ErrNilValue for a nil pointer key; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (_ V, err error) {
-	ctx, rec := m.c.begin(ctx, m.kind, m.name, opMapAddAndGet)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapAddAndGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {

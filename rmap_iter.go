@@ -58,18 +58,18 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
 	if err := m.check(); err != nil {
-		m.c.reject(ctx, m.kind, m.name, opMapScan, err)
+		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
 		return err
 	}
 	if it.batch < 1 {
 		err := objectErrorf(m.kind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
-		m.c.reject(ctx, m.kind, m.name, opMapScan, err)
+		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
 		return err
 	}
 	var cursor uint64
 	for {
 		// One operation per batch: the caller's loop body is not its time.
-		bctx, rec := m.c.begin(ctx, m.kind, m.name, opMapScan)
+		bctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapScan)
 		m.c.trip(bctx, 1)
 		kv, next, err := it.page(bctx, cursor, int64(it.batch))
 		if err != nil {
