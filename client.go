@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,11 @@ type Client struct {
 	waiters  atomic.Int64 // callers blocked waiting for another holder (Stats)
 	closed   atomic.Bool
 	closing  chan struct{} // closed by Close: wakes callers asleep between tries
+
+	// Goroutines of object handles (a LocalCachedMap's), joined by Close;
+	// bgMu orders their start against Close (see goOwned).
+	bgMu sync.Mutex
+	bg   sync.WaitGroup
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 
@@ -107,7 +113,27 @@ func (c *Client) Close() error {
 	c.pubsub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
+	c.bgMu.Lock() // no goOwned starts a goroutine after this
+	c.bgMu.Unlock()
+	c.bg.Wait()
 	return nil
+}
+
+// goOwned runs f on a goroutine that Close waits for (f must return once
+// c.closing is closed), and reports whether it started: not once the client
+// is closed.
+func (c *Client) goOwned(f func()) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
 }
 
 // checkObject is the precondition every object's calls share: a name, one

@@ -209,6 +209,13 @@ var (
 	ErrCrossSlot = errors.New("redisson: keys in different cluster slots")
 )
 
+// Errors of LocalCachedMap.
+var (
+	// ErrHandleClosed is returned by every call on a LocalCachedMap handle
+	// after its Close.
+	ErrHandleClosed = errors.New("redisson: handle closed")
+)
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 type leaseLostError struct{ name string }
 

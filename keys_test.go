@@ -96,6 +96,9 @@ var documentedKeys = []keyRow{
 	{"List", "name", "list", permanent, false},
 	{"Set", "name", "set", permanent, false},
 	{"SortedSet", "name", "zset", permanent, false},
+	{"LocalCachedMap", "name", "hash", permanent, false},
+	{"LocalCachedMap", "redisson__cache_updates_log:{name}", "zset", permanent, false},
+	{"LocalCachedMap", "name:clear:<request id>", "string", expiring, true},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -114,6 +117,7 @@ var keyPlaceholders = map[string]string{
 	"<token>":       `[0-9]+`,
 	"<n>":           `[0-9]+`,
 	"<key>":         `.+`,
+	"<request id>":  `[0-9a-f]{32}`,
 }
 
 // keyRegexp turns a doc pattern into an anchored regular expression for the
@@ -336,6 +340,10 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("Set.Add", err)
 	_, err = GetSortedSet[string](c, name("SortedSet")).Add(ctx, 1, "v")
 	must("SortedSet.Add", err)
+	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	defer lcm.Close()
+	_, _, err = lcm.Put(ctx, "k", 1)
+	must("LocalCachedMap.Put", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)

@@ -174,6 +174,13 @@ func objectRows() []objectRow {
 		row("SortedSet", func(c *Client, name string) *SortedSet[string] { return GetSortedSet[string](c, name) },
 			func(ctx context.Context, z *SortedSet[string]) error { return second(z.Add(ctx, 1, "v")) },
 			hashAt(itself)),
+		row("LocalCachedMap", func(c *Client, name string) *LocalCachedMap[string, int64] {
+			return GetLocalCachedMap[string, int64](c, name, LocalCacheOptions{})
+		},
+			func(ctx context.Context, m *LocalCachedMap[string, int64]) error {
+				return second(m.FastPut(ctx, "k", 1))
+			},
+			stringAt(itself)),
 		row("BloomFilter", func(c *Client, name string) *BloomFilter[string] { return GetBloomFilter[string](c, name) },
 			func(ctx context.Context, f *BloomFilter[string]) error { return second(f.TryInit(ctx, 100, 0.01)) },
 			stringAt(bloomConfigKey)),

@@ -68,6 +68,9 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	if l != nil {
 		sub.l = l
 		e.listeners = append(e.listeners, l)
+		if l.hook != nil && e.confirmed {
+			l.hook.resumed()
+		}
 	}
 	var fx effects
 	if fresh {
@@ -188,11 +191,46 @@ func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
 // payloads without blocking, dropping those that find its buffer full.
 // resubscribed, when not nil (a delayed queue's mover), receives a signal,
 // without blocking, each time the channel is subscribed again after a
-// reconnect: messages may have been lost meanwhile.
+// reconnect: messages may have been lost meanwhile. A listener with a hook
+// (a local cache, which must hear every message or know it may not have)
+// gets its messages through the hook instead of ch.
 type listener struct {
 	ch           chan string
 	resubscribed chan struct{}
 	dropped      atomic.Int64
+	hook         channelHook
+}
+
+// channelHook is told, in order and under pubsubService.mu, what happens on
+// a channel: each message, that messages may have been missed (the
+// connection carrying the channel failed or was replaced, or the server
+// dropped the subscription), and that Redis confirmed the subscription (the
+// first time, again after a loss, or at once when joining a confirmed one).
+// Its methods must return quickly and must not call the service.
+type channelHook interface {
+	message(payload string)
+	lost()
+	resumed()
+}
+
+// hooksLocked calls f with the hook of every listener of e that has one.
+// Caller holds p.mu.
+func (e *channelEntry) hooksLocked(f func(channelHook)) {
+	for _, l := range e.listeners {
+		if l.hook != nil {
+			f(l.hook)
+		}
+	}
+}
+
+// lostLocked tells the hooks of every channel carried by c that messages
+// may have been missed. Caller holds p.mu.
+func (p *pubsubService) lostLocked(c *psConn) {
+	for _, e := range p.entries {
+		if e.conn == c {
+			e.hooksLocked(channelHook.lost)
+		}
+	}
 }
 
 // listen joins a topic's channel as listener l (see Topic.Subscribe).
@@ -211,6 +249,10 @@ func (p *pubsubService) messageLocked(c *psConn, m *redis.Message) {
 		e.apply(p, e.policy(m.Payload))
 	}
 	for _, l := range e.listeners {
+		if l.hook != nil {
+			l.hook.message(m.Payload)
+			continue
+		}
 		select {
 		case l.ch <- m.Payload:
 		default:

@@ -172,6 +172,9 @@ func (p *pubsubService) receive(c *psConn) {
 		if err != nil {
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
+				p.mu.Lock()
+				p.lostLocked(c)
+				p.mu.Unlock()
 				if backoff == 0 {
 					p.lost(c, err) // once per outage, not per failed re-dial
 				}
@@ -237,6 +240,7 @@ func (p *pubsubService) replace(c *psConn) {
 	}
 	c.retired = true
 	p.replaced++
+	p.lostLocked(c)
 	delete(p.conns, c.key)
 	var moved []*channelEntry
 	for _, e := range p.entries {
@@ -437,6 +441,7 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 		// unconfirmed entry's sunsubscribe is the answer to an earlier drop
 		// of the same channel, not news.
 		if e.confirmed {
+			e.hooksLocked(channelHook.lost)
 			e.asked = time.Now()
 			if !p.closed {
 				p.loops.Add(1)
@@ -449,6 +454,7 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 			}
 		}
 	case "subscribe", "ssubscribe":
+		e.hooksLocked(channelHook.resumed)
 		if e.confirmed {
 			// Subscribed again after a reconnect: messages may have been
 			// lost meanwhile, so every waiter polls once more, and every

@@ -115,6 +115,16 @@ var (
 	scriptDelayTransfer = mustScript("delayq_transfer")
 	scriptDelayFind     = mustScript("delayq_find")
 
+	// LocalCachedMap (localcache.go): Redisson's RLocalCachedMap. The four
+	// writes join prelude_localcache_notify.
+	scriptLocalPut          = mustScript("localcache_put")
+	scriptLocalRemove       = mustScript("localcache_remove")
+	scriptLocalPutAll       = mustScript("localcache_put_all")
+	scriptLocalFastRemove   = mustScript("localcache_fast_remove")
+	scriptLocalDelete       = mustScript("localcache_delete")
+	scriptLocalClearAck     = mustScript("localcache_clear_ack")
+	scriptLocalUpdatesSince = mustScript("localcache_updates_since")
+
 	// MapCache (mapcache*.go): Redisson's RMapCache. All join
 	// prelude_mapcache.
 	scriptMapCachePut     = mustScript("mapcache_put")

@@ -1,0 +1,323 @@
+package redisson
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/maypok86/otter/v2"
+	"github.com/minio/highwayhash"
+)
+
+// The in-process side of LocalCachedMap: the cache of decoded values (an
+// otter or golang-lru cache keyed by K), the index from Redisson's 16-byte
+// key hash to the cached entry (invalidation messages name keys by hash),
+// and the guard that decides when a value read from or written to Redis may
+// be cached.
+
+// keyHash is Redisson's Hash.hash128toArray of an encoded key: HighwayHash-128
+// with Redisson's key, its two 64-bit halves written big-endian.
+func keyHash(encoded []byte) [16]byte {
+	sum := highwayhash.Sum128(encoded, redissonHashKey)
+	var h [16]byte
+	binary.BigEndian.PutUint64(h[:8], binary.LittleEndian.Uint64(sum[:8]))
+	binary.BigEndian.PutUint64(h[8:], binary.LittleEndian.Uint64(sum[8:]))
+	return h
+}
+
+// nearEntry is one cached value, decoded once.
+type nearEntry[K comparable, V any] struct {
+	key  K
+	hash [16]byte
+	val  V
+	born int64        // unix nanoseconds when cached
+	used atomic.Int64 // unix nanoseconds of the last read, with MaxIdle only
+}
+
+// nearCache is the bounded (or not) map of entries; its implementations are
+// safe for concurrent use and tell onGone of every entry they drop by
+// themselves (eviction) or on request.
+type nearCache[K comparable, V any] interface {
+	get(key K) (*nearEntry[K, V], bool)
+	set(key K, e *nearEntry[K, V])
+	del(key K)
+	clear()
+	size() int
+	all(yield func(*nearEntry[K, V]) bool)
+	stop()
+}
+
+type otterCache[K comparable, V any] struct {
+	c   *otter.Cache[K, *nearEntry[K, V]]
+	max int // > 0: no entry is added past max (EvictionNone with a CacheSize)
+}
+
+func (o *otterCache[K, V]) get(key K) (*nearEntry[K, V], bool) { return o.c.GetIfPresent(key) }
+func (o *otterCache[K, V]) set(key K, e *nearEntry[K, V]) {
+	if o.max > 0 && o.c.EstimatedSize() >= o.max {
+		if _, ok := o.c.GetIfPresent(key); !ok {
+			return
+		}
+	}
+	o.c.Set(key, e)
+}
+func (o *otterCache[K, V]) del(key K) { o.c.Invalidate(key) }
+func (o *otterCache[K, V]) clear()    { o.c.InvalidateAll() }
+func (o *otterCache[K, V]) size() int { return o.c.EstimatedSize() }
+func (o *otterCache[K, V]) stop()     { o.c.StopAllGoroutines() }
+func (o *otterCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
+	for _, e := range o.c.All() {
+		if !yield(e) {
+			return
+		}
+	}
+}
+
+type lruCache[K comparable, V any] struct {
+	c *lru.Cache[K, *nearEntry[K, V]]
+}
+
+func (l lruCache[K, V]) get(key K) (*nearEntry[K, V], bool) { return l.c.Get(key) }
+func (l lruCache[K, V]) set(key K, e *nearEntry[K, V])      { l.c.Add(key, e) }
+func (l lruCache[K, V]) del(key K)                          { l.c.Remove(key) }
+func (l lruCache[K, V]) clear()                             { l.c.Purge() }
+func (l lruCache[K, V]) size() int                          { return l.c.Len() }
+func (l lruCache[K, V]) stop()                              {}
+func (l lruCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
+	for _, e := range l.c.Values() {
+		if !yield(e) {
+			return
+		}
+	}
+}
+
+// newNearCache builds the cache the options ask for; onGone is told of
+// every entry it drops.
+func newNearCache[K comparable, V any](o LocalCacheOptions, onGone func(*nearEntry[K, V])) nearCache[K, V] {
+	if o.EvictionPolicy == EvictionLRU && o.CacheSize > 0 {
+		c, _ := lru.NewWithEvict(o.CacheSize, func(_ K, e *nearEntry[K, V]) { onGone(e) })
+		return lruCache[K, V]{c}
+	}
+	opts := &otter.Options[K, *nearEntry[K, V]]{
+		// Maintenance runs on the goroutine that calls the cache: no
+		// goroutine is left behind (the periodic clean-up of a cache with
+		// expiry is stopped by stop).
+		Executor:   func(fn func()) { fn() },
+		OnDeletion: func(e otter.DeletionEvent[K, *nearEntry[K, V]]) { onGone(e.Value) },
+	}
+	max := 0
+	if o.CacheSize > 0 {
+		if o.EvictionPolicy == EvictionLFU {
+			opts.MaximumSize = o.CacheSize
+		} else {
+			max = o.CacheSize
+		}
+	}
+	switch {
+	case o.MaxIdle > 0 && (o.TimeToLive == 0 || o.MaxIdle < o.TimeToLive):
+		opts.ExpiryCalculator = otter.ExpiryAccessing[K, *nearEntry[K, V]](o.MaxIdle)
+	case o.TimeToLive > 0:
+		opts.ExpiryCalculator = otter.ExpiryWriting[K, *nearEntry[K, V]](o.TimeToLive)
+	}
+	return &otterCache[K, V]{c: otter.Must(opts), max: max}
+}
+
+// guardStripes is the number of per-key epochs (keys share them by hash).
+const guardStripes = 64
+
+// near is a handle's local cache and its guard, which decides when a value
+// may enter the cache: a value read from Redis only if no invalidation,
+// clear, loss of messages or local write of its key happened since the
+// read was sent; a value this handle wrote only if no other local write or
+// read of its key, and no invalidation, overlapped the write. Every change
+// of the cache goes through mu; hits read it without locking.
+type near[K comparable, V any] struct {
+	cache nearCache[K, V]
+	index sync.Map // [16]byte key hash -> *nearEntry, the entry cached under that hash
+	ttl   int64    // nanoseconds; 0 for none
+	idle  int64    // nanoseconds; 0 for none
+	live  atomic.Bool
+
+	mu      sync.Mutex
+	gen     uint64 // bumped by every clear and every loss of messages
+	stripes [guardStripes]struct {
+		epoch    uint64 // bumped by every invalidation and every local write's start and end
+		inflight int    // local writes under way
+	}
+}
+
+func newNear[K comparable, V any](o LocalCacheOptions) *near[K, V] {
+	n := &near[K, V]{ttl: int64(o.TimeToLive), idle: int64(o.MaxIdle)}
+	n.cache = newNearCache(o, func(e *nearEntry[K, V]) { n.index.CompareAndDelete(e.hash, e) })
+	return n
+}
+
+// ticket is a snapshot of the guard taken before a call to Redis.
+type ticket struct {
+	gen, epoch uint64
+	stripe     int
+	sole       bool // a write that overlapped no other local write at its start
+}
+
+func stripeOf(h [16]byte) int { return int(h[15]) % guardStripes }
+
+// lookup returns the cached value of key, if the cache may serve it.
+func (n *near[K, V]) lookup(key K) (V, bool) {
+	var zero V
+	if !n.live.Load() {
+		return zero, false
+	}
+	e, ok := n.cache.get(key)
+	if !ok {
+		return zero, false
+	}
+	if n.ttl != 0 || n.idle != 0 {
+		now := time.Now().UnixNano()
+		if n.ttl != 0 && now-e.born >= n.ttl {
+			return zero, false
+		}
+		if n.idle != 0 {
+			used := e.used.Load()
+			if now-used >= n.idle {
+				return zero, false
+			}
+			if now-used > n.idle>>6 {
+				e.used.Store(now)
+			}
+		}
+	}
+	return e.val, true
+}
+
+// read takes the ticket of a read of the key hashed h.
+func (n *near[K, V]) read(h [16]byte) ticket {
+	s := stripeOf(h)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return ticket{gen: n.gen, epoch: n.stripes[s].epoch, stripe: s}
+}
+
+// loaded caches val, read from Redis under ticket t, unless something
+// happened to its key since.
+func (n *near[K, V]) loaded(t ticket, key K, h [16]byte, val V) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := &n.stripes[t.stripe]
+	if n.live.Load() && n.gen == t.gen && st.epoch == t.epoch && st.inflight == 0 {
+		n.putLocked(key, h, val)
+	}
+}
+
+// writing starts a local write of key: the key leaves the cache until the
+// write ends.
+func (n *near[K, V]) writing(key K, h [16]byte) ticket {
+	s := stripeOf(h)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := &n.stripes[s]
+	st.inflight++
+	st.epoch++
+	n.delLocked(key, h)
+	return ticket{gen: n.gen, epoch: st.epoch, stripe: s, sole: st.inflight == 1}
+}
+
+// written ends a local write started with t; cache says whether the write
+// succeeded with val as the key's value (false: removed, or failed).
+func (n *near[K, V]) written(t ticket, key K, h [16]byte, val V, cache bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := &n.stripes[t.stripe]
+	if cache && t.sole && n.live.Load() && n.gen == t.gen && st.epoch == t.epoch {
+		n.putLocked(key, h, val)
+	} else {
+		n.delLocked(key, h)
+	}
+	st.epoch++
+	st.inflight--
+}
+
+// invalidate drops the entry hashed h (a message from another instance).
+func (n *near[K, V]) invalidate(h [16]byte) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.invalidateLocked(h)
+}
+
+func (n *near[K, V]) invalidateLocked(h [16]byte) {
+	n.stripes[stripeOf(h)].epoch++
+	if e, ok := n.index.LoadAndDelete(h); ok {
+		n.cache.del(e.(*nearEntry[K, V]).key)
+	}
+}
+
+// updated caches val for key (an update message from another instance),
+// unless a local write of the key is under way: then it only invalidates.
+func (n *near[K, V]) updated(key K, h [16]byte, val V) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.invalidateLocked(h)
+	if n.live.Load() && n.stripes[stripeOf(h)].inflight == 0 {
+		n.putLocked(key, h, val)
+	}
+}
+
+// store caches val for key whatever else happens (StoreLocalCacheOnly,
+// where the cache is the map) and returns the value it replaces.
+func (n *near[K, V]) store(key K, h [16]byte, val V) (V, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var prev V
+	e, had := n.cache.get(key)
+	if had {
+		prev = e.val
+	}
+	n.invalidateLocked(h)
+	n.putLocked(key, h, val)
+	return prev, had
+}
+
+// remove drops key and returns its value (StoreLocalCacheOnly).
+func (n *near[K, V]) remove(key K, h [16]byte) (V, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var prev V
+	e, had := n.cache.get(key)
+	if had {
+		prev = e.val
+	}
+	n.stripes[stripeOf(h)].epoch++
+	n.delLocked(key, h)
+	return prev, had
+}
+
+// clear empties the cache and voids every ticket taken before.
+func (n *near[K, V]) clear() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.clearLocked()
+}
+
+func (n *near[K, V]) clearLocked() {
+	n.gen++
+	n.cache.clear()
+	n.index.Clear()
+}
+
+func (n *near[K, V]) putLocked(key K, h [16]byte, val V) {
+	e := &nearEntry[K, V]{key: key, hash: h, val: val}
+	if n.ttl != 0 || n.idle != 0 {
+		e.born = time.Now().UnixNano()
+		e.used.Store(e.born)
+	}
+	n.cache.set(key, e)
+	if got, ok := n.cache.get(key); ok && got == e {
+		n.index.Store(h, e)
+	}
+}
+
+func (n *near[K, V]) delLocked(key K, h [16]byte) {
+	n.index.Delete(h)
+	n.cache.del(key)
+}
