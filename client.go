@@ -41,6 +41,8 @@ type Client struct {
 	bg   sync.WaitGroup
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
+
+	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -76,6 +78,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		topo:           topo,
 		pubsub:         ps,
 		delayq:         newDelayMover(s, ps),
+		mapCaches:      newMapCacheService(s, ps, mapCacheEvictEvery, mapCacheEvictBatch),
 		watchdog:       wd,
 		janitor:        jn,
 		closing:        make(chan struct{}),
@@ -92,9 +95,10 @@ func (c *Client) ID() string { return c.id }
 // Options returns the options in force, defaults filled in.
 func (c *Client) Options() Options { return c.opts }
 
-// Close stops the watchdog and the pub/sub service and waits for their
-// goroutines; a renewal in flight on a server that does not answer is waited
-// for at most CleanupTimeout, then abandoned. Every hold of a lock taken
+// Close stops the watchdog, the pub/sub service and the MapCache eviction
+// pass and waits for their goroutines (MapCache listeners' included); a
+// renewal in flight on a server that does not answer is waited for at most
+// CleanupTimeout, then abandoned. Every hold of a lock taken
 // through this client ends (its handle's Done closes and Err reports
 // ErrClientClosed, with a watchdog lease or an explicit one); the locks
 // are no longer renewed and expire in Redis with their lease; waiters return
@@ -113,6 +117,7 @@ func (c *Client) Close() error {
 	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()
+	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
 	c.bgMu.Lock() // no goOwned starts a goroutine after this
 	c.bgMu.Unlock()

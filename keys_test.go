@@ -88,6 +88,11 @@ var documentedKeys = []keyRow{
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
+	{"MapCache", "name", "hash", permanent, false},
+	{"MapCache", "redisson__timeout__set:{name}", "zset", permanent, false},
+	{"MapCache", "redisson__idle__set:{name}", "zset", permanent, false},
+	{"MapCache", "redisson__map_cache__last_access__set:{name}", "zset", permanent, false},
+	{"MapCache", "{name}:redisson_options", "hash", permanent, false},
 	{"List", "name", "list", permanent, false},
 	{"Set", "name", "set", permanent, false},
 	{"SortedSet", "name", "zset", permanent, false},
@@ -334,6 +339,10 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("AtomicLong.IncrementAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
+	mc := GetMapCache[string, int](c, name("MapCache"))
+	must("MapCache.SetMaxSize", mc.SetMaxSize(ctx, 100))
+	_, _, err = mc.PutWithTTL(ctx, "k", 1, time.Hour, time.Hour)
+	must("MapCache.PutWithTTL", err)
 	_, err = GetList[string](c, name("List")).Add(ctx, "v")
 	must("List.Add", err)
 	_, err = GetSet[string](c, name("Set")).Add(ctx, "v")

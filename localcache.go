@@ -92,6 +92,8 @@ type LocalCachedMap[K comparable, V any] struct {
 func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCacheOptions, opts ...ObjectOption) *LocalCachedMap[K, V] {
 	m := &Map[K, V]{
 		c:      c,
+		kind:   mapKind, // its errors and operations name a map, as before Map had a kind
+		opKind: mapKind,
 		name:   name,
 		object: fmt.Sprintf("%s %q", localCacheKind, name),
 		codec:  c.objectCodec(opts),

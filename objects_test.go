@@ -160,6 +160,11 @@ func objectRows() []objectRow {
 		row("Map", func(c *Client, name string) *Map[string, int64] { return GetMap[string, int64](c, name) },
 			func(ctx context.Context, m *Map[string, int64]) error { return second(m.FastPut(ctx, "k", 1)) },
 			stringAt(itself)),
+		row("MapCache", func(c *Client, name string) *MapCache[string, int64] { return GetMapCache[string, int64](c, name) },
+			func(ctx context.Context, m *MapCache[string, int64]) error {
+				return second(m.FastPutWithTTL(ctx, "k", 1, time.Minute, time.Minute))
+			},
+			stringAt(itself)),
 		row("List", func(c *Client, name string) *List[string] { return GetList[string](c, name) },
 			func(ctx context.Context, l *List[string]) error { return second(l.Add(ctx, "v")) },
 			stringAt(itself)),

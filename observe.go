@@ -215,6 +215,18 @@ const (
 	opMapAddAndGet   = "map.add_and_get"
 	opMapScan        = "map.scan" // one per batch an iterator fetches
 
+	opMapCacheGet         = "mapcache.get"
+	opMapCacheContainsKey = "mapcache.contains_key"
+	opMapCachePut         = "mapcache.put"                // Put, PutWithTTL
+	opMapCachePutIfAbsent = "mapcache.put_if_absent"      // PutIfAbsent, PutIfAbsentWithTTL
+	opMapCacheFastPut     = "mapcache.fast_put"           // FastPut, FastPutWithTTL
+	opMapCacheFastAbsent  = "mapcache.fast_put_if_absent" // FastPutIfAbsent, FastPutIfAbsentWithTTL
+	opMapCacheRemove      = "mapcache.remove"
+	opMapCacheReadAll     = "mapcache.read_all"
+	opMapCacheDelete      = "mapcache.delete"
+	opMapCacheSetMaxSize  = "mapcache.set_max_size"
+	opMapCacheListen      = "mapcache.listen" // OnCreated, OnUpdated, OnRemoved, OnExpired (Size and the iterator report map.size, map.scan)
+
 	opBloomTryInit  = "bloomfilter.try_init"
 	opBloomAdd      = "bloomfilter.add"      // Add, AddAll
 	opBloomContains = "bloomfilter.contains" // Contains, ContainsAll

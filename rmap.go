@@ -29,6 +29,8 @@ const mapKind = "map"
 // A Map is safe for concurrent use and holds no state of its own.
 type Map[K comparable, V any] struct {
 	c       *Client
+	kind    string // mapKind, or mapCacheKind for a MapCache's (errors)
+	opKind  string // the kind an Observer sees: map, map_cache
 	name    string
 	object  string // `map "name"`, for errors
 	codec   Codec
@@ -43,12 +45,19 @@ type Map[K comparable, V any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
+	return newMap[K, V](c, mapKind, name, opts, c.nameError(mapKind, name))
+}
+
+// newMap builds a Map of the kind given (its errors name it).
+func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOption, badName error) *Map[K, V] {
 	return &Map[K, V]{
 		c:       c,
+		kind:    kind,
+		opKind:  strings.ReplaceAll(kind, " ", "_"),
 		name:    name,
-		object:  fmt.Sprintf("%s %q", mapKind, name),
+		object:  fmt.Sprintf("%s %q", kind, name),
 		codec:   c.objectCodec(opts),
-		badName: c.nameError(mapKind, name),
+		badName: badName,
 	}
 }
 
@@ -60,7 +69,7 @@ func (m *Map[K, V]) Codec() Codec { return m.codec }
 
 func (m *Map[K, V]) check() error { return m.c.checkObject(m.name, m.badName) }
 
-func (m *Map[K, V]) wrap(err error) error { return objectErr(mapKind, m.name, err) }
+func (m *Map[K, V]) wrap(err error) error { return objectErr(m.kind, m.name, err) }
 
 func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
 
@@ -84,7 +93,7 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return zero, false, objectErrorf(mapKind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
+		return zero, false, objectErrorf(m.kind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
 	}
 	val, err := decodeValue[V](m.codec, m.object, []byte(s))
 	if err != nil {
@@ -98,7 +107,7 @@ func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
 // the key does not encode or the stored value does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapGet)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
@@ -120,7 +129,7 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
 // encode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapPut)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPut, key, v)
 }
@@ -130,7 +139,7 @@ func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error
 // zero value and false when it stored v, like sync.Map's LoadOrStore
 // reversed. It returns the errors of Put.
 func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapPutIfAbsent)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPutIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPutIfAbsent, key, v)
 }
@@ -156,7 +165,7 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 // removed all the same and the error matches ErrCodec. It returns the errors
 // of Get.
 func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapRemove)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {
@@ -173,7 +182,7 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) 
 // whether key was new (Redisson's fastPut, one HSET). It returns the errors
 // of Put.
 func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapFastPut)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -197,7 +206,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error)
 // deleted); ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or
 // a Redis error otherwise.
 func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapFastRemove)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
@@ -220,7 +229,7 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err err
 
 // ContainsKey reports whether key is present. It returns the errors of Get.
 func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapContainsKey)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -238,7 +247,7 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) 
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
 func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapSize)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapSize)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return 0, err
@@ -254,7 +263,7 @@ func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
 // decode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapReadAll)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return nil, err
@@ -297,7 +306,7 @@ func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapDelete)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := m.check(); err != nil {
 		return false, err
@@ -332,7 +341,7 @@ func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
 // returns ErrNilValue for a nil pointer key; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (_ V, err error) {
-	ctx, rec := m.c.begin(ctx, mapKind, m.name, opMapAddAndGet)
+	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapAddAndGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
 	if err := m.check(); err != nil {

@@ -25,7 +25,9 @@ import (
 // batch below 1 makes Err return ErrInvalidBatch; the other errors are those
 // of ReadAll.
 func (m *Map[K, V]) Iterator(batch int) *MapIterator[K, V] {
-	return &MapIterator[K, V]{m: m, batch: batch}
+	return &MapIterator[K, V]{m: m, batch: batch, page: func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+		return m.c.rdb.HScan(ctx, m.name, cursor, "", count).Result()
+	}}
 }
 
 // MapIterator iterates a Map's entries; see Map.Iterator. A MapIterator is
@@ -35,6 +37,10 @@ type MapIterator[K comparable, V any] struct {
 	m     *Map[K, V]
 	batch int
 	err   error
+	// page reads one page from cursor: field, value, field, value, ...
+	// and the next cursor (HSCAN for a Map; a MapCache's leaves out its
+	// expired entries).
+	page func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error)
 }
 
 // All yields the entries, reading them batch by batch with ctx. It stops at
@@ -52,20 +58,20 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
 	if err := m.check(); err != nil {
-		m.c.reject(ctx, mapKind, m.name, opMapScan, err)
+		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
 		return err
 	}
 	if it.batch < 1 {
-		err := objectErrorf(mapKind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
-		m.c.reject(ctx, mapKind, m.name, opMapScan, err)
+		err := objectErrorf(m.kind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
+		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
 		return err
 	}
 	var cursor uint64
 	for {
 		// One operation per batch: the caller's loop body is not its time.
-		bctx, rec := m.c.begin(ctx, mapKind, m.name, opMapScan)
+		bctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapScan)
 		m.c.trip(bctx, 1)
-		kv, next, err := m.c.rdb.HScan(bctx, m.name, cursor, "", int64(it.batch)).Result()
+		kv, next, err := it.page(bctx, cursor, int64(it.batch))
 		if err != nil {
 			err = m.wrap(err)
 		}

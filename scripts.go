@@ -134,4 +134,13 @@ var (
 	scriptBQueueSetCap = mustScript("bqueue_set_capacity")
 	scriptBQueueOffer  = mustScript("bqueue_offer")
 	scriptBQueuePoll   = mustScript("bqueue_poll")
+
+	// MapCache (mapcache*.go): Redisson's RMapCache. All join
+	// prelude_mapcache.
+	scriptMapCachePut     = mustScript("mapcache_put")
+	scriptMapCacheGet     = mustScript("mapcache_get")
+	scriptMapCacheRemove  = mustScript("mapcache_remove")
+	scriptMapCacheReadAll = mustScript("mapcache_read_all")
+	scriptMapCacheScan    = mustScript("mapcache_scan")
+	scriptMapCacheEvict   = mustScript("mapcache_evict")
 )

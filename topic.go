@@ -95,6 +95,7 @@ type TopicOption func(*topicOptions)
 type topicOptions struct {
 	buffer  int
 	onError func(error)
+	onExit  func() // called as the subscriber's goroutine returns (a MapCache listener's join)
 }
 
 // WithBuffer sets how many messages a subscriber may fall behind before
@@ -228,6 +229,9 @@ func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver fu
 	closing := t.c.pubsub.closing
 	go func() {
 		defer close(s.done)
+		if o.onExit != nil {
+			defer o.onExit()
+		}
 		for {
 			select {
 			case <-s.stop:

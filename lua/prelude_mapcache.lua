@@ -1,0 +1,172 @@
+-- prelude_mapcache: what every MapCache script shares (Redisson's RMapCache
+-- layout), used by mapcache_put, mapcache_get, mapcache_remove,
+-- mapcache_read_all, mapcache_scan and mapcache_evict.
+--
+-- Every MapCache script takes the same KEYS:
+--   KEYS[1]  the map: hash of encoded key -> entry, where an entry is an
+--            8-byte little-endian IEEE double (max idle in ms, 0 = none), an
+--            8-byte little-endian unsigned length n, then the n bytes of the
+--            encoded value (Lua struct's 'dLc0', as Redisson packs it)
+--   KEYS[2]  redisson__timeout__set:{name}: zset key -> absolute expiry (ms)
+--   KEYS[3]  redisson__idle__set:{name}: zset key -> last access + max idle (ms)
+--   KEYS[4]  redisson__map_cache__last_access__set:{name}: zset key -> last
+--            access (ms, LRU) or access count (LFU), kept only with a max size
+--   KEYS[5]  {name}:redisson_options: hash max-size, mode (LRU, LFU),
+--            has-listeners
+--   KEYS[6..9] the channels redisson_map_cache_created, _updated, _removed
+--            and _expired:{name}
+-- and ARGV[1] is the publish command ('publish' or 'spublish').
+--
+-- Event payloads (Redisson's): for each of key, value[, old value] an 8-byte
+-- little-endian length and the encoded bytes. Created, updated and removed
+-- are published only once has-listeners is set (as Redisson does); expired
+-- always (as Redisson's eviction does).
+--
+-- Written without Lua's struct library, so that the scripts also run where it
+-- is missing (an embedded Redis).
+--
+-- Clock: the Redis server's (TIME), in ms.
+--
+-- Defines local functions, and runs nothing itself:
+--   mcNow()                 the server time in ms
+--   mcValue(entry)          the encoded value inside an entry (the whole
+--                           entry when it is too short to have a header)
+--   mcMaxIdle(entry)        the entry's max idle in ms (0: none or unreadable)
+--   mcPublish(i, ...)       publishes the payload of the strings ... on
+--                           channel KEYS[i]
+--   mcOptions()             the options: max (max-size, 0 = none), lfu
+--                           (mode LFU) and listening (has-listeners)
+--   mcState(key[, o])       reads what decides an entry's fate, before any
+--                           write (so a key of the wrong type fails the script
+--                           first): the entry (or false), its timeout and
+--                           idle scores (numbers or false), and the options
+--                           (o, or read now)
+--   mcDead(s, now)          reports whether state s is an entry that expired
+--   mcDrop(key)             deletes key's entry and its zset members
+--   mcTouch(key, s, now)    records an access of a live entry: moves its idle
+--                           deadline, and its LRU time or LFU count
+--   mcTrim(key, s, now)     with a max size, evicts least used entries (not
+--                           key) until the map fits, publishing removed
+local function mcNow()
+    local t = redis.call('time')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function mcU64(s, at)
+    local n = 0
+    for i = at + 7, at, -1 do
+        n = n * 256 + string.byte(s, i)
+    end
+    return n
+end
+
+local function mcLen8(n)
+    local f = math.floor
+    return string.char(n % 256, f(n / 256) % 256, f(n / 65536) % 256, f(n / 16777216) % 256,
+        f(n / 4294967296) % 256, f(n / 1099511627776) % 256, 0, 0)
+end
+
+local function mcValue(entry)
+    if #entry < 16 then
+        return entry
+    end
+    local n = mcU64(entry, 9)
+    return string.sub(entry, 17, 16 + n)
+end
+
+local function mcMaxIdle(entry)
+    if #entry < 16 then
+        return 0
+    end
+    local b = {string.byte(entry, 1, 8)}
+    local exp = (b[8] % 128) * 16 + math.floor(b[7] / 16)
+    if b[8] >= 128 or exp == 2047 then
+        return 0 -- negative, infinite or NaN: no max idle
+    end
+    local mant = b[7] % 16
+    for i = 6, 1, -1 do
+        mant = mant * 256 + b[i]
+    end
+    if exp == 0 then
+        return 0 -- zero or subnormal: below 1 ms
+    end
+    return math.floor((1 + mant / 4503599627370496) * 2 ^ (exp - 1023))
+end
+
+local function mcPublish(i, ...)
+    local parts = {}
+    for _, s in ipairs({...}) do
+        parts[#parts + 1] = mcLen8(#s)
+        parts[#parts + 1] = s
+    end
+    redis.call(ARGV[1], KEYS[i], table.concat(parts))
+end
+
+local function mcOptions()
+    local o = redis.call('hmget', KEYS[5], 'max-size', 'mode', 'has-listeners')
+    return {max = tonumber(o[1]) or 0, lfu = o[2] == 'LFU', listening = o[3] ~= false}
+end
+
+local function mcState(key, o)
+    o = o or mcOptions()
+    local s = {max = o.max, lfu = o.lfu, listening = o.listening}
+    s.entry = redis.call('hget', KEYS[1], key)
+    local t = redis.call('zscore', KEYS[2], key)
+    local i = redis.call('zscore', KEYS[3], key)
+    s.timeout = t and tonumber(t)
+    s.idle = i and tonumber(i)
+    if s.max > 0 then
+        redis.call('zscore', KEYS[4], key) -- its type, before any write
+    end
+    return s
+end
+
+local function mcDead(s, now)
+    return s.entry ~= false and ((s.timeout and s.timeout <= now) or (s.idle and s.idle <= now))
+end
+
+local function mcDrop(key)
+    redis.call('hdel', KEYS[1], key)
+    redis.call('zrem', KEYS[2], key)
+    redis.call('zrem', KEYS[3], key)
+    redis.call('zrem', KEYS[4], key)
+end
+
+local function mcTouch(key, s, now)
+    local idle = mcMaxIdle(s.entry)
+    if idle > 0 and s.idle then
+        redis.call('zadd', KEYS[3], now + idle, key)
+    end
+    if s.max > 0 then
+        if s.lfu then
+            redis.call('zincrby', KEYS[4], 1, key)
+        else
+            redis.call('zadd', KEYS[4], now, key)
+        end
+    end
+end
+
+local function mcTrim(key, s, now)
+    if s.max <= 0 then
+        return
+    end
+    local excess = redis.call('hlen', KEYS[1]) - s.max
+    if excess <= 0 then
+        return
+    end
+    for _, k in ipairs(redis.call('zrange', KEYS[4], 0, excess)) do
+        if excess == 0 then
+            break
+        end
+        if k ~= key then
+            local e = redis.call('hget', KEYS[1], k)
+            mcDrop(k)
+            if e then
+                if s.listening then
+                    mcPublish(8, k, mcValue(e))
+                end
+                excess = excess - 1
+            end
+        end
+    end
+end

@@ -1,0 +1,215 @@
+package redisson
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The MapCache service: the background eviction pass, and the join of the
+// listeners' goroutines.
+
+const (
+	// mapCacheEvictBatch is the most entries one eviction call takes from
+	// each of a map's timeout and idle zsets: a call deletes at most twice
+	// that, so it holds Redis for about a millisecond.
+	mapCacheEvictBatch = 100
+	// mapCacheEvictEvery is the shortest time between two eviction visits
+	// of one map; a visit that found nothing doubles its map's delay, up to
+	// mapCacheEvictBackoff times it (30s).
+	mapCacheEvictEvery   = time.Second
+	mapCacheEvictBackoff = 30
+	// mapCacheEvictCalls bounds the calls of one visit, so that one map
+	// with a flood of expired entries does not starve the others.
+	mapCacheEvictCalls = 500
+)
+
+// mapCacheService owns one goroutine per client, started by the first use
+// of a MapCache: every interval it visits the maps this client has used
+// whose delay has passed and deletes their expired entries, in calls of at
+// most 2 x batch entries, call after call while a call finds a full batch
+// (at most mapCacheEvictCalls per visit). Another client (Go or Java)
+// evicting the same map meanwhile is harmless: each entry is deleted, and
+// published as expired, by one script only. It also counts the listeners'
+// goroutines (OnCreated...), which close waits for.
+type mapCacheService struct {
+	scripts  *scripts
+	pubsub   *pubsubService
+	interval time.Duration
+	batch    int
+
+	mu      sync.Mutex
+	maps    map[string]*evictTarget
+	started bool
+	closed  bool
+	stop    chan struct{}
+	done    chan struct{}
+	ctx     context.Context // of the pass's calls, cancelled by close
+	cancel  context.CancelFunc
+
+	listeners sync.WaitGroup // guarded by mu against Add after close
+
+	// Counts since New, for tests and benchmarks (guarded by mu).
+	calls   int           // eviction script calls
+	evicted int64         // entries deleted by them
+	longest time.Duration // the longest single call, as this client timed it
+	biggest int           // the most entries one call deleted
+}
+
+// evictTarget is one map the pass visits.
+type evictTarget struct {
+	keys  []string
+	delay time.Duration
+	next  time.Time
+}
+
+func newMapCacheService(s *scripts, p *pubsubService, interval time.Duration, batch int) *mapCacheService {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &mapCacheService{
+		ctx:      ctx,
+		cancel:   cancel,
+		scripts:  s,
+		pubsub:   p,
+		interval: interval,
+		batch:    batch,
+		maps:     make(map[string]*evictTarget),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// add registers the map called name (keys in script order) for eviction,
+// starting the pass on first use.
+func (s *mapCacheService) add(name string, keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if _, ok := s.maps[name]; !ok {
+		s.maps[name] = &evictTarget{keys: keys, delay: s.interval}
+	}
+	if !s.started {
+		s.started = true
+		go s.loop()
+	}
+}
+
+// addListener counts a listener's goroutine about to start; false after
+// close.
+func (s *mapCacheService) addListener() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.listeners.Add(1)
+	return true
+}
+
+// listenerDone counts a listener's goroutine out.
+func (s *mapCacheService) listenerDone() { s.listeners.Done() }
+
+func (s *mapCacheService) loop() {
+	defer close(s.done)
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.pass(s.ctx)
+	}
+}
+
+// pass visits every map whose delay has passed.
+func (s *mapCacheService) pass(ctx context.Context) {
+	now := time.Now()
+	s.mu.Lock()
+	var due []*evictTarget
+	for _, m := range s.maps {
+		if !now.Before(m.next) {
+			due = append(due, m)
+		}
+	}
+	s.mu.Unlock()
+	if len(due) == 0 {
+		return
+	}
+	pub := s.pubsub.publishArgBackground()
+	for _, m := range due {
+		n := s.evict(ctx, m.keys, pub)
+		s.mu.Lock()
+		if n > 0 {
+			m.delay = s.interval
+		} else {
+			m.delay = min(2*m.delay, mapCacheEvictBackoff*s.interval)
+		}
+		m.next = time.Now().Add(m.delay)
+		s.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// evict deletes one map's expired entries, batch by batch, and returns how
+// many it deleted.
+func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int64 {
+	var total int64
+	for range mapCacheEvictCalls {
+		start := time.Now()
+		r, err := s.scripts.run(ctx, scriptMapCacheEvict, keys, pub, s.batch).Int64Slice()
+		took := time.Since(start)
+		if err != nil || len(r) != 2 {
+			return total // a failed call is tried again on the next visit
+		}
+		s.mu.Lock()
+		s.calls++
+		s.evicted += r[0]
+		s.longest = max(s.longest, took)
+		s.biggest = max(s.biggest, int(r[0]))
+		s.mu.Unlock()
+		total += r[0]
+		if r[1] == 0 || ctx.Err() != nil {
+			return total
+		}
+	}
+	return total
+}
+
+// mapCacheStats is a snapshot of the eviction counts.
+type mapCacheStats struct {
+	calls   int
+	evicted int64
+	longest time.Duration
+	biggest int
+}
+
+func (s *mapCacheService) stats() mapCacheStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return mapCacheStats{calls: s.calls, evicted: s.evicted, longest: s.longest, biggest: s.biggest}
+}
+
+// close stops the pass (cancelling a call in flight) and waits for it and
+// for the listeners' goroutines, which end with the pub/sub service: close
+// it first.
+func (s *mapCacheService) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	started := s.started
+	s.mu.Unlock()
+	close(s.stop)
+	s.cancel()
+	if started {
+		<-s.done
+	}
+	s.listeners.Wait()
+}
