@@ -127,9 +127,10 @@ func (q *DelayedQueue[T]) wrap(err error) error { return objectErr(delayQueueKin
 // ErrInvalidName, ErrClientClosed, the context's error, or ErrNotSubscribed
 // when Redis did not confirm the subscription within 10 s (the handle
 // keeps running the queue).
-func (q *DelayedQueue[T]) Start(ctx context.Context) (err error) {
-	ctx, rec := q.begin(ctx, opDelayStart)
-	defer func() { rec.end(err, OutcomeOK) }()
+//
+// Start is not an operation an Observer sees: its work is the mover's, in
+// the background (a failed move is an EventDelayMoveFailed).
+func (q *DelayedQueue[T]) Start(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
 	}

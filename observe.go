@@ -274,7 +274,6 @@ const (
 	opZSetDelete      = "sorted_set.delete"
 	opZSetScan        = "sorted_set.scan" // one per batch an iterator fetches
 
-	opDelayStart    = "delayed_queue.start"
 	opDelayOffer    = "delayed_queue.offer" // Offer, OfferAll
 	opDelaySize     = "delayed_queue.size"
 	opDelayContains = "delayed_queue.contains"
