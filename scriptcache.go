@@ -195,7 +195,20 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 	if !isNoScript(cmd.Err()) {
 		return cmd
 	}
-	if err := c.load(ctx, s, keys, sent); err != nil {
+	shared, err := c.load(ctx, s, keys, sent)
+	if err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
+	c.trip(ctx, 1)
+	sent = time.Now()
+	cmd = c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	if !shared || !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	// Another caller's load served this one, and the script is gone again
+	// (flushed since): load it as if none had.
+	if _, err := c.load(ctx, s, keys, sent); err != nil {
 		cmd.SetErr(err)
 		return cmd
 	}
@@ -250,16 +263,20 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 	cmd, wait := send()
 	deadline := time.Now().Add(slotRetryWindow)
 	backoff := 5 * time.Millisecond
-	loaded, redirects := false, 0
+	loads, redirects := 0, 0 // loads: 2 once a load of its own or two shared ones were tried (see runOnce)
 	for {
 		err := cmd.Err()
 		switch {
-		case isNoScript(err) && !loaded:
-			if err := c.load(ctx, s, keys, sent); err != nil {
+		case isNoScript(err) && loads < 2:
+			shared, err := c.load(ctx, s, keys, sent)
+			if err != nil {
 				cmd.SetErr(err)
 				return cmd, 0
 			}
-			loaded = true
+			loads++
+			if !shared {
+				loads = 2
+			}
 		case cc != nil && isMigrating(err) && time.Now().Before(deadline):
 			node, ask := redirectNode(ctx, cc, err)
 			if node != nil && redirects < 3 {
@@ -311,14 +328,17 @@ func redirectNode(ctx context.Context, cc *redis.ClusterClient, err error) (*red
 // serves a caller that comes later too: by then the script is there (unless
 // flushed again since, which the caller's single retry then reports, as it
 // would after a load of its own). A load that failed for its sender's
-// context is tried again by a waiter whose context is alive.
+// context is tried again by a waiter whose context is alive. shared says
+// the load was another caller's: a caller whose retry meets NOSCRIPT again
+// after a shared load (the script flushed in between) loads it once more,
+// so that sharing never costs a call the single load of its own it had.
 //
 // On Cluster a load goes to every master: the node that answered NOSCRIPT
 // may not be the one go-redis's (possibly stale) slot map names for keys,
 // after a migration or a failover, and a node that has the script loses
 // nothing by loading it again; so one load serves the callers of every
 // node.
-func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.Time) error {
+func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.Time) (shared bool, _ error) {
 	k := loadKey{sha: s.sha}
 	addr := ""
 	if cc := c.topo.cluster; cc != nil && len(keys) > 0 {
@@ -334,7 +354,7 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.
 			case <-f.done:
 				if f.end.After(sent) && f.result(addr) == nil {
 					c.mu.Unlock()
-					return nil
+					return true, nil
 				}
 				f = nil // ended before this call's command, or failed: load again
 			default:
@@ -353,17 +373,17 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.
 			f.err, f.errs, f.end = err, errs, time.Now()
 			close(f.done)
 			c.mu.Unlock()
-			return f.result(addr)
+			return false, f.result(addr)
 		}
 		c.mu.Unlock()
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 		err := f.result(addr)
 		if err == nil || ctx.Err() != nil || !isContextErr(err) {
-			return err
+			return true, err
 		}
 	}
 }
@@ -433,7 +453,7 @@ func (c *scripts) runPipelined(ctx context.Context, calls []*call) error {
 		if loaded[k] {
 			continue
 		}
-		if lerr := c.load(ctx, cl.s, cl.keys, sent); lerr != nil {
+		if _, lerr := c.load(ctx, cl.s, cl.keys, sent); lerr != nil {
 			return lerr
 		}
 		loaded[k] = true
