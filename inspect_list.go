@@ -50,9 +50,9 @@ const (
 	KindIDAllocation ObjectKind = "id-allocation"
 	// KindMap is any other hash: a Map.
 	KindMap ObjectKind = "map"
-	// KindList is a list at a name of its own: a List, or the destination
-	// of a DelayedQueue (a Redisson RQueue); the key alone does not say
-	// which.
+	// KindList is a list at a name of its own: a List or a queue (a
+	// Redisson RQueue, such as a DelayedQueue's destination); the key
+	// alone does not say which.
 	KindList ObjectKind = "list"
 	// KindSet is a set at a name of its own: a Set.
 	KindSet ObjectKind = "set"
