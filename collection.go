@@ -38,6 +38,11 @@ func newCollection(c *Client, kind, name string, opts []ObjectOption) collection
 
 func (o *collection) check() error { return o.c.checkObject(o.name, o.badName) }
 
+// begin starts observing one of the collection's operations (observe.go).
+func (o *collection) begin(ctx context.Context, op string) (context.Context, *opRecord) {
+	return o.c.begin(ctx, o.kind, o.name, op)
+}
+
 func (o *collection) wrap(err error) error { return objectErr(o.kind, o.name, err) }
 
 func (o *collection) errorf(format string, args ...any) error {
@@ -147,21 +152,31 @@ func javaDouble(f float64) string {
 
 // scanPages runs a cursor scan (SSCAN, ZSCAN) page by page, handing each
 // page's reply to each, until the cursor is back at 0, each says stop, or an
-// error. The paging helper of SetIterator and SortedSetIterator.
-func scanPages(ctx context.Context, o *collection, batch int,
+// error. The paging helper of SetIterator and SortedSetIterator; each page
+// is one operation op, as a Map iterator's batches are.
+func scanPages(ctx context.Context, o *collection, op string, batch int,
 	scan func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error),
 	each func(page []string) (bool, error)) error {
 	if err := o.check(); err != nil {
+		o.c.reject(ctx, o.kind, o.name, op, err)
 		return err
 	}
 	if batch < 1 {
-		return o.errorf("%w: %d", ErrInvalidBatch, batch)
+		err := o.errorf("%w: %d", ErrInvalidBatch, batch)
+		o.c.reject(ctx, o.kind, o.name, op, err)
+		return err
 	}
 	var cursor uint64
 	for {
-		page, next, err := scan(ctx, cursor, int64(batch))
+		// One operation per page: the caller's loop body is not its time.
+		pctx, rec := o.begin(ctx, op)
+		page, next, err := scan(pctx, cursor, int64(batch))
 		if err != nil {
-			return o.wrap(err)
+			err = o.wrap(err)
+		}
+		rec.end(err, OutcomeOK)
+		if err != nil {
+			return err
 		}
 		more, err := each(page)
 		if err != nil || !more {

@@ -113,6 +113,11 @@ func (q *DelayedQueue[T]) Codec() Codec { return q.codec }
 
 func (q *DelayedQueue[T]) check() error { return q.c.checkObject(q.keys.dest, q.badName) }
 
+// begin starts observing one of the queue's operations (observe.go).
+func (q *DelayedQueue[T]) begin(ctx context.Context, op string) (context.Context, *opRecord) {
+	return q.c.begin(ctx, delayQueueKind, q.keys.dest, op)
+}
+
 func (q *DelayedQueue[T]) wrap(err error) error { return objectErr(delayQueueKind, q.keys.dest, err) }
 
 // Start makes this handle run the queue, as its first call would, and
@@ -122,6 +127,9 @@ func (q *DelayedQueue[T]) wrap(err error) error { return objectErr(delayQueueKin
 // ErrInvalidName, ErrClientClosed, the context's error, or ErrNotSubscribed
 // when Redis did not confirm the subscription within 10 s (the handle
 // keeps running the queue).
+//
+// Start is not an operation an Observer sees: its work is the mover's, in
+// the background (a failed move is an EventDelayMoveFailed).
 func (q *DelayedQueue[T]) Start(ctx context.Context) error {
 	if err := q.check(); err != nil {
 		return err
@@ -207,7 +215,9 @@ func (q *DelayedQueue[T]) Offer(ctx context.Context, v T, delay time.Duration) e
 // script call; each value is its own element. No values is no call. It
 // returns the errors of Offer; when one value does not encode, none is
 // scheduled.
-func (q *DelayedQueue[T]) OfferAll(ctx context.Context, vs []T, delay time.Duration) error {
+func (q *DelayedQueue[T]) OfferAll(ctx context.Context, vs []T, delay time.Duration) (err error) {
+	ctx, rec := q.begin(ctx, opDelayOffer)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return err
 	}
@@ -231,7 +241,7 @@ func (q *DelayedQueue[T]) OfferAll(ctx context.Context, vs []T, delay time.Durat
 		args = append(args, delayElement(b))
 	}
 	q.use(ctx)
-	err := q.c.scripts.run(ctx, scriptDelayOffer, []string{q.keys.dest, q.keys.timeout, q.keys.list, q.keys.channel}, args...).Err()
+	err = q.c.scripts.run(ctx, scriptDelayOffer, []string{q.keys.dest, q.keys.timeout, q.keys.list, q.keys.channel}, args...).Err()
 	return q.wrap(err)
 }
 
@@ -261,11 +271,14 @@ func delayValue(e []byte) ([]byte, bool) {
 // Size returns the number of pending elements (0 when there are none). It
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
-func (q *DelayedQueue[T]) Size(ctx context.Context) (int64, error) {
+func (q *DelayedQueue[T]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := q.begin(ctx, opDelaySize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return 0, err
 	}
 	q.use(ctx)
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.LLen(ctx, q.keys.list).Result()
 	return n, q.wrap(err)
 }
@@ -275,17 +288,19 @@ func (q *DelayedQueue[T]) Size(ctx context.Context) (int64, error) {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (q *DelayedQueue[T]) Contains(ctx context.Context, v T) (bool, error) {
-	return q.find(ctx, v, "0")
+	return q.find(ctx, opDelayContains, v, "0")
 }
 
 // Remove removes the first pending element, in offer order, that holds v
 // (encoded to the same bytes), so it never reaches the destination, and
 // reports whether there was one. It returns the errors of Contains.
 func (q *DelayedQueue[T]) Remove(ctx context.Context, v T) (bool, error) {
-	return q.find(ctx, v, "1")
+	return q.find(ctx, opDelayRemove, v, "1")
 }
 
-func (q *DelayedQueue[T]) find(ctx context.Context, v T, remove string) (bool, error) {
+func (q *DelayedQueue[T]) find(ctx context.Context, op string, v T, remove string) (_ bool, err error) {
+	ctx, rec := q.begin(ctx, op)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
@@ -303,11 +318,14 @@ func (q *DelayedQueue[T]) find(ctx context.Context, v T, remove string) (bool, e
 // in offer order). It returns ErrCodec when an element does not decode;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (q *DelayedQueue[T]) ReadAll(ctx context.Context) ([]T, error) {
+func (q *DelayedQueue[T]) ReadAll(ctx context.Context) (_ []T, err error) {
+	ctx, rec := q.begin(ctx, opDelayReadAll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return nil, err
 	}
 	q.use(ctx)
+	q.c.trip(ctx, 1)
 	all, err := q.c.rdb.ZRange(ctx, q.keys.timeout, 0, -1).Result()
 	if err != nil {
 		return nil, q.wrap(err)
@@ -332,11 +350,14 @@ func (q *DelayedQueue[T]) ReadAll(ctx context.Context) ([]T, error) {
 // clear) and reports whether there was any. The destination is not
 // touched. It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
-func (q *DelayedQueue[T]) Delete(ctx context.Context) (bool, error) {
+func (q *DelayedQueue[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := q.begin(ctx, opDelayDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
 	q.use(ctx)
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.Del(ctx, q.keys.timeout, q.keys.list).Result()
 	return n > 0, q.wrap(err)
 }

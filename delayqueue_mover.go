@@ -201,7 +201,8 @@ type mover struct {
 
 // transfer moves what is due, a batch per call, until a call moves less
 // than a full batch, and arms the timer at the earliest due time left. A
-// failed call arms it for a retry after a growing back-off.
+// failed call arms it for a retry after a growing back-off, and is reported
+// as an EventDelayMoveFailed.
 func (t *mover) transfer() {
 	r := t.run
 	for {
@@ -218,6 +219,10 @@ func (t *mover) transfer() {
 		}
 		if err != nil {
 			r.m.count(0, err)
+			if r.m.ctx.Err() == nil { // not Close cancelling the call
+				r.m.scripts.emit.emit(Event{Type: EventDelayMoveFailed, Kind: delayQueueKind, Name: r.keys[0],
+					Err: objectErr(delayQueueKind, r.keys[0], err)})
+			}
 			t.retry = min(max(2*t.retry, delayRetry), delayRetryMax)
 			t.arm(back.Add(t.retry))
 			return

@@ -50,6 +50,19 @@ const (
 	KindIDAllocation ObjectKind = "id-allocation"
 	// KindMap is any other hash: a Map.
 	KindMap ObjectKind = "map"
+	// KindList is a list at a name of its own: a List or a queue (a
+	// Redisson RQueue, such as a DelayedQueue's destination); the key
+	// alone does not say which.
+	KindList ObjectKind = "list"
+	// KindSet is a set at a name of its own: a Set.
+	KindSet ObjectKind = "set"
+	// KindSortedSet is a zset at a name of its own: a SortedSet.
+	KindSortedSet ObjectKind = "sorted-set"
+	// KindDelayDeadlines and KindDelayPending are a DelayedQueue's
+	// redisson_delay_queue_timeout:{name} and redisson_delay_queue:{name};
+	// their Name is the queue's destination.
+	KindDelayDeadlines ObjectKind = "delay-deadlines"
+	KindDelayPending   ObjectKind = "delay-pending"
 	// KindValue is a string at a name of its own: a Bucket, AtomicLong,
 	// Semaphore, PermitExpirableSemaphore count, CountDownLatch, BloomFilter
 	// bitmap or IdGenerator (the key alone does not say which).
@@ -58,7 +71,8 @@ const (
 	// release latches, call markers and the semaphore's reservation. They
 	// expire on their own.
 	KindBookkeeping ObjectKind = "bookkeeping"
-	// KindOther is a key of a type no object uses at a name of its own.
+	// KindOther is a key of a type no object uses at a name of its own
+	// (a stream, for instance).
 	KindOther ObjectKind = "other"
 )
 
@@ -253,6 +267,8 @@ var prefixKinds = []struct {
 	{"redisson_lock_queue:", KindFairQueue},
 	{"redisson_lock_timeout:", KindFairDeadlines},
 	{"redisson_lock_alive:", KindFairLiveness},
+	{"redisson_delay_queue_timeout:", KindDelayDeadlines},
+	{"redisson_delay_queue:", KindDelayPending},
 	{"redisson_unlock_latch:", KindBookkeeping},
 	{"redisson_sc_reservation:", KindBookkeeping},
 	{"redisson_sc_call:", KindBookkeeping},
@@ -290,6 +306,12 @@ func kindOf(key, typ, shape string) (ObjectKind, string) {
 		return KindMap, key
 	case "string":
 		return KindValue, key
+	case "list":
+		return KindList, key
+	case "set":
+		return KindSet, key
+	case "zset":
+		return KindSortedSet, key
 	}
 	return KindOther, key
 }

@@ -483,6 +483,35 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	}
 	out[base+"ps"] = wantListed{KindValue, base + "ps"}
 	out[suffixName(base+"ps", "timeout")] = wantListed{KindHeldPermits, base + "ps"}
+
+	if _, err := GetList[string](c, base+"list").AddAll(ctx, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"list"] = wantListed{KindList, base + "list"}
+	if _, err := GetSet[string](c, base+"set").Add(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"set"] = wantListed{KindSet, base + "set"}
+	if _, err := GetSortedSet[string](c, base+"zset").Add(ctx, 1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"zset"] = wantListed{KindSortedSet, base + "zset"}
+	dq := GetDelayedQueue[string](c, base+"dq")
+	t.Cleanup(dq.Destroy)
+	if err := dq.Offer(ctx, "later", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := dq.Offer(ctx, "now", 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the due element moved to the destination", func() bool {
+		n, err := c.rdb.Exists(ctx, base+"dq").Result()
+		return err == nil && n == 1
+	})
+	out[base+"dq"] = wantListed{KindList, base + "dq"}
+	out[prefixName("redisson_delay_queue_timeout", base+"dq")] = wantListed{KindDelayDeadlines, base + "dq"}
+	out[prefixName("redisson_delay_queue", base+"dq")] = wantListed{KindDelayPending, base + "dq"}
+
 	t.Cleanup(func() {
 		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_reservation", base+"sem")} {
 			c.rdb.Del(context.Background(), k)

@@ -80,21 +80,23 @@ func (o Outcome) String() string {
 type EventType uint8
 
 const (
-	EventLeaseLost      EventType = iota + 1 // a hold ended without Unlock: its lease ran out or its renewal failed (Kind, Name, Owner, Late, Err)
-	EventRenewalFailed                       // one renewal call failed; the hold lives on until its deadline (Kind, Name, Owner, Err)
-	EventRenewalPass                         // the watchdog renewed its leases (Count leases, Calls script calls, Duration)
-	EventPubSubLost                          // a pub/sub connection failed (Node, Channels, Err)
-	EventPubSubReplaced                      // a new pub/sub connection replaced a failed one and resubscribed (Node, Channels)
-	EventPubSubRerouted                      // channels moved to another node after a failover or slot move (Node, Channels)
-	EventScriptReloaded                      // a script was loaded again after NOSCRIPT (Name: the script)
-	EventHandOffFailed                       // a wake-up or announcement could not be published (Kind, Name, Err)
-	EventJanitorFailed                       // deleting release latches or call markers failed (Count keys, Err)
-	EventCloseWaiting                        // Close is waiting for work in flight (Name: what, Duration: how long at most)
-	EventWaiterGaveUp                        // a fair lock waiter lost its place in the queue (Kind, Name, Owner)
+	EventLeaseLost       EventType = iota + 1 // a hold ended without Unlock: its lease ran out or its renewal failed (Kind, Name, Owner, Late, Err)
+	EventRenewalFailed                        // one renewal call failed; the hold lives on until its deadline (Kind, Name, Owner, Err)
+	EventRenewalPass                          // the watchdog renewed its leases (Count leases, Calls script calls, Duration)
+	EventPubSubLost                           // a pub/sub connection failed (Node, Channels, Err)
+	EventPubSubReplaced                       // a new pub/sub connection replaced a failed one and resubscribed (Node, Channels)
+	EventPubSubRerouted                       // channels moved to another node after a failover or slot move (Node, Channels)
+	EventScriptReloaded                       // a script was loaded again after NOSCRIPT (Name: the script)
+	EventHandOffFailed                        // a wake-up or announcement could not be published (Kind, Name, Err)
+	EventJanitorFailed                        // deleting release latches or call markers failed (Count keys, Err)
+	EventCloseWaiting                         // Close is waiting for work in flight (Name: what, Duration: how long at most)
+	EventWaiterGaveUp                         // a fair lock waiter lost its place in the queue (Kind, Name, Owner)
+	EventDelayMoveFailed                      // a delayed queue's mover failed to move due elements; it retries after a back-off (Kind, Name: the destination, Err)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
-	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up"}
+	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up",
+	"delay_move_failed"}
 
 // String returns the event's name as metrics and logs label it, such as
 // "lease_lost".
@@ -240,6 +242,56 @@ const (
 
 	opTopicPublish   = "topic.publish"
 	opTopicSubscribe = "topic.subscribe" // Subscribe, Channel
+
+	opListAdd      = "list.add" // Add, AddAll
+	opListInsert   = "list.insert"
+	opListGet      = "list.get"
+	opListSet      = "list.set"
+	opListFastSet  = "list.fast_set"
+	opListRemove   = "list.remove"
+	opListRemoveAt = "list.remove_at"
+	opListIndexOf  = "list.index_of" // IndexOf, Contains
+	opListSize     = "list.size"
+	opListRange    = "list.range" // Range, ReadAll
+	opListTrim     = "list.trim"
+	opListDelete   = "list.delete"
+	opListScan     = "list.scan" // one per batch an iterator fetches
+
+	opSetAdd               = "set.add"    // Add, AddAll
+	opSetRemove            = "set.remove" // Remove, RemoveAll
+	opSetContains          = "set.contains"
+	opSetSize              = "set.size"
+	opSetMembers           = "set.members"
+	opSetRandom            = "set.random_member" // RandomMember, RandomMembers
+	opSetPop               = "set.pop"           // Pop, PopN
+	opSetUnion             = "set.union"
+	opSetIntersection      = "set.intersection"
+	opSetDifference        = "set.difference"
+	opSetUnionStore        = "set.union_store"
+	opSetIntersectionStore = "set.intersection_store"
+	opSetDifferenceStore   = "set.difference_store"
+	opSetDelete            = "set.delete"
+	opSetScan              = "set.scan" // one per batch an iterator fetches
+
+	opZSetAdd         = "sorted_set.add" // Add, AddIfAbsent, AddAll
+	opZSetAddScore    = "sorted_set.add_score"
+	opZSetScore       = "sorted_set.score" // Score, Contains
+	opZSetRank        = "sorted_set.rank"  // Rank, RevRank
+	opZSetRemove      = "sorted_set.remove"
+	opZSetSize        = "sorted_set.size"
+	opZSetCount       = "sorted_set.count"
+	opZSetRemoveRange = "sorted_set.remove_range" // RemoveRangeByRank, RemoveRangeByScore
+	opZSetPoll        = "sorted_set.poll"         // PollFirst, PollLast
+	opZSetRange       = "sorted_set.range"        // RangeByRank, RevRangeByRank, EntryRangeByRank, EntryRevRangeByRank, RangeByScore, EntryRangeByScore
+	opZSetDelete      = "sorted_set.delete"
+	opZSetScan        = "sorted_set.scan" // one per batch an iterator fetches
+
+	opDelayOffer    = "delayed_queue.offer" // Offer, OfferAll
+	opDelaySize     = "delayed_queue.size"
+	opDelayContains = "delayed_queue.contains"
+	opDelayRemove   = "delayed_queue.remove"
+	opDelayReadAll  = "delayed_queue.read_all"
+	opDelayDelete   = "delayed_queue.delete"
 )
 
 // opKey is the context key of the record of the operation in progress.
@@ -370,7 +422,8 @@ func grantedIf(ok bool) Outcome {
 // sent nothing.
 var invalidInput = []error{ErrEmptyName, ErrInvalidName, ErrNegativeDuration, ErrInvalidOption, ErrInvalidRate,
 	ErrPermitsExceedRate, ErrInvalidPermits, ErrInvalidCount, ErrNoLocks, ErrEmptyKey, ErrNilValue,
-	ErrInvalidBatch, ErrInvalidBloomConfig, ErrInvalidAllocation, ErrInvalidBuffer}
+	ErrInvalidBatch, ErrInvalidBloomConfig, ErrInvalidAllocation, ErrInvalidBuffer,
+	ErrNegativeCount, ErrInvalidScore, ErrCrossSlot, ErrIndexOutOfRange}
 
 // outcomeOf classifies an operation's end: done when err is nil; otherwise
 // cancelled for the caller's context, closed after Close, invalid for bad
@@ -444,17 +497,18 @@ const (
 
 // eventSpecs is the table of events, by EventType.
 var eventSpecs = [...]eventSpec{
-	EventLeaseLost:      {slog.LevelWarn, "redisson: lock lease lost", fKind | fName | fOwner | fLate | fErr},
-	EventRenewalFailed:  {slog.LevelWarn, "redisson: lease renewal failed", fKind | fName | fOwner | fCount | fCalls | fErr},
-	EventRenewalPass:    {slog.LevelDebug, "redisson: leases renewed", fCount | fCalls | fDuration},
-	EventPubSubLost:     {slog.LevelWarn, "redisson: pub/sub connection lost", fNode | fChannels | fErr},
-	EventPubSubReplaced: {slog.LevelInfo, "redisson: pub/sub connection replaced", fNode | fChannels},
-	EventPubSubRerouted: {slog.LevelInfo, "redisson: pub/sub channels re-routed", fNode | fChannels},
-	EventScriptReloaded: {slog.LevelDebug, "redisson: script reloaded after NOSCRIPT", fName | fNode},
-	EventHandOffFailed:  {slog.LevelWarn, "redisson: hand-off publish failed", fKind | fName | fErr},
-	EventJanitorFailed:  {slog.LevelWarn, "redisson: janitor failed to delete keys", fCount | fErr},
-	EventCloseWaiting:   {slog.LevelInfo, "redisson: Close waiting for work in flight", fName | fDuration},
-	EventWaiterGaveUp:   {slog.LevelInfo, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
+	EventLeaseLost:       {slog.LevelWarn, "redisson: lock lease lost", fKind | fName | fOwner | fLate | fErr},
+	EventRenewalFailed:   {slog.LevelWarn, "redisson: lease renewal failed", fKind | fName | fOwner | fCount | fCalls | fErr},
+	EventRenewalPass:     {slog.LevelDebug, "redisson: leases renewed", fCount | fCalls | fDuration},
+	EventPubSubLost:      {slog.LevelWarn, "redisson: pub/sub connection lost", fNode | fChannels | fErr},
+	EventPubSubReplaced:  {slog.LevelInfo, "redisson: pub/sub connection replaced", fNode | fChannels},
+	EventPubSubRerouted:  {slog.LevelInfo, "redisson: pub/sub channels re-routed", fNode | fChannels},
+	EventScriptReloaded:  {slog.LevelDebug, "redisson: script reloaded after NOSCRIPT", fName | fNode},
+	EventHandOffFailed:   {slog.LevelWarn, "redisson: hand-off publish failed", fKind | fName | fErr},
+	EventJanitorFailed:   {slog.LevelWarn, "redisson: janitor failed to delete keys", fCount | fErr},
+	EventCloseWaiting:    {slog.LevelInfo, "redisson: Close waiting for work in flight", fName | fDuration},
+	EventWaiterGaveUp:    {slog.LevelInfo, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
+	EventDelayMoveFailed: {slog.LevelWarn, "redisson: delayed queue move failed", fKind | fName | fErr},
 }
 
 // emit reports e (Time is set here).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -438,7 +439,15 @@ func init() {
 		opMapGet, opMapPut, opMapPutIfAbsent, opMapRemove, opMapFastPut, opMapFastRemove, opMapContainsKey, opMapSize,
 		opMapReadAll, opMapDelete, opMapAddAndGet, opMapScan,
 		opBloomTryInit, opBloomAdd, opBloomContains, opBloomConfig, opBloomCount, opBloomDelete,
-		opIDTryInit, opIDNext, opIDDelete, opTopicPublish, opTopicSubscribe} {
+		opIDTryInit, opIDNext, opIDDelete, opTopicPublish, opTopicSubscribe,
+		opListAdd, opListInsert, opListGet, opListSet, opListFastSet, opListRemove, opListRemoveAt, opListIndexOf,
+		opListSize, opListRange, opListTrim, opListDelete, opListScan,
+		opSetAdd, opSetRemove, opSetContains, opSetSize, opSetMembers, opSetRandom, opSetPop, opSetUnion,
+		opSetIntersection, opSetDifference, opSetUnionStore, opSetIntersectionStore, opSetDifferenceStore,
+		opSetDelete, opSetScan,
+		opZSetAdd, opZSetAddScore, opZSetScore, opZSetRank, opZSetRemove, opZSetSize, opZSetCount,
+		opZSetRemoveRange, opZSetPoll, opZSetRange, opZSetDelete, opZSetScan,
+		opDelayOffer, opDelaySize, opDelayContains, opDelayRemove, opDelayReadAll, opDelayDelete} {
 		opNames[n] = true
 	}
 }
@@ -532,6 +541,32 @@ func TestObserveHealthyRunLogsNothing(t *testing.T) {
 	_, err = topic.Publish(ctx, "m")
 	must(err)
 	sub.Close()
+	lst := GetList[string](c, "h:list")
+	_, err = lst.AddAll(ctx, "a", "b")
+	must(err)
+	_, err = lst.Get(ctx, 1)
+	must(err)
+	lit := lst.Iterator(10)
+	for range lit.All(ctx) {
+	}
+	must(lit.Err())
+	set := GetSet[string](c, "h:set")
+	_, err = set.Add(ctx, "a")
+	must(err)
+	_, err = set.Members(ctx)
+	must(err)
+	zs := GetSortedSet[string](c, "h:zset")
+	_, err = zs.Add(ctx, 1, "a")
+	must(err)
+	_, err = zs.RangeByRank(ctx, 0, -1)
+	must(err)
+	dq := GetDelayedQueue[string](c, "h:dest")
+	must(dq.Offer(ctx, "x", time.Hour))
+	_, err = dq.Size(ctx)
+	must(err)
+	_, err = dq.Delete(ctx)
+	must(err)
+	dq.Destroy()
 
 	if bad := logs.atLeast(slog.LevelInfo); len(bad) != 0 {
 		t.Errorf("a healthy run logged at Info or above: %+v", bad)
@@ -561,7 +596,9 @@ func TestObserveHealthyRunLogsNothing(t *testing.T) {
 		t.Errorf("recorded %d lock.acquire and %d lock.release, want %d each", seen[opLockAcquire], seen[opLockRelease], 4*20*3+1)
 	}
 	for _, op := range []string{opSemAcquire, opPermitAcquire, opLatchAwait, opRateAcquire, opRateAllow, opBucketGet,
-		opMapScan, opAtomicAddAndGet, opBloomAdd, opIDNext, opTopicPublish, opTopicSubscribe} {
+		opMapScan, opAtomicAddAndGet, opBloomAdd, opIDNext, opTopicPublish, opTopicSubscribe,
+		opListAdd, opListGet, opListScan, opSetAdd, opSetMembers, opZSetAdd, opZSetRange,
+		opDelayOffer, opDelaySize, opDelayDelete} {
 		if seen[op] == 0 {
 			t.Errorf("no %s operation recorded", op)
 		}
@@ -675,6 +712,17 @@ func TestObserveNoObserverAddsNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("begin/trip/block/end without an Observer allocate %v times, want 0", n)
 	}
+	// Nor does the seam in the collections' and the delayed queue's calls
+	// (refused for their name before any I/O, so only the seam runs).
+	lst, set, zs, dq := GetList[int](c, ""), GetSet[int](c, ""), GetSortedSet[int](c, ""), GetDelayedQueue[int](c, "")
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = lst.Size(ctx)
+		_, _ = set.Size(ctx)
+		_, _ = zs.Size(ctx)
+		_, _ = dq.Size(ctx)
+	}); n != 0 {
+		t.Errorf("List, Set, SortedSet and DelayedQueue calls without an Observer allocate %v times, want 0", n)
+	}
 	// An event nobody logs or observes costs no allocation either.
 	em := &emitter{log: slog.New(slog.DiscardHandler)}
 	if n := testing.AllocsPerRun(100, func() {
@@ -708,5 +756,159 @@ func TestObserveFairWaiterGaveUp(t *testing.T) {
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The collections and the delayed queue report each call under its name
+// and kind, with its round trips: one per command, three for a script's
+// first call on a fresh server (EVALSHA, SCRIPT LOAD, EVALSHA), one per
+// page of an iterator, none for bad input.
+func TestObserveCollectionsAndDelayedQueue(t *testing.T) {
+	srv := redistest.Start(t)
+	c, rec, _ := observedClientOn(t, srv.Client(t), nil)
+	ctx := testCtx(t, time.Minute)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what, op, name, kind string, trips int, want Outcome) {
+		t.Helper()
+		got := rec.last(t, op, name)
+		if got.Kind != kind || got.RoundTrips != trips || got.Outcome != want {
+			t.Errorf("%s: %s kind %q, %d round trips, outcome %v; want %q, %d, %v", what, op, got.Kind, got.RoundTrips, got.Outcome, kind, trips, want)
+		}
+	}
+
+	l := GetList[string](c, "o:list")
+	_, err := l.AddAll(ctx, "a", "b", "c")
+	must(err)
+	check("List.AddAll", opListAdd, "o:list", listKind, 1, OutcomeOK)
+	must(l.Insert(ctx, 0, "z"))
+	check("List.Insert, first script call", opListInsert, "o:list", listKind, 3, OutcomeOK)
+	must(l.Insert(ctx, 0, "y"))
+	check("List.Insert", opListInsert, "o:list", listKind, 1, OutcomeOK)
+	_, err = l.Get(ctx, 1)
+	must(err)
+	check("List.Get", opListGet, "o:list", listKind, 1, OutcomeOK)
+	_, err = l.Contains(ctx, "b")
+	must(err)
+	check("List.Contains", opListIndexOf, "o:list", listKind, 1, OutcomeOK)
+	_, err = l.ReadAll(ctx)
+	must(err)
+	check("List.ReadAll", opListRange, "o:list", listKind, 1, OutcomeOK)
+	if _, err := l.Get(ctx, -1); !errors.Is(err, ErrIndexOutOfRange) {
+		t.Fatalf("Get(-1) = %v, want ErrIndexOutOfRange", err)
+	}
+	check("List.Get(-1)", opListGet, "o:list", listKind, 0, OutcomeInvalid)
+	before := len(rec.opsOf(opListScan, "o:list"))
+	it := l.Iterator(2) // 5 elements: pages of 2, 2, 1
+	n := 0
+	for range it.All(ctx) {
+		n++
+	}
+	must(it.Err())
+	if pages := rec.opsOf(opListScan, "o:list")[before:]; n != 5 || len(pages) != 3 || pages[0].RoundTrips != 1 || pages[2].RoundTrips != 1 {
+		t.Errorf("List iterator: %d elements in %d list.scan operations %+v; want 5 in 3 of one round trip each", n, len(pages), pages)
+	}
+
+	s, other := GetSet[string](c, "{o}:set"), GetSet[string](c, "{o}:set2")
+	_, err = s.Add(ctx, "a")
+	must(err)
+	check("Set.Add", opSetAdd, "{o}:set", setKind, 1, OutcomeOK)
+	_, err = s.Members(ctx)
+	must(err)
+	check("Set.Members", opSetMembers, "{o}:set", setKind, 1, OutcomeOK)
+	for range 2 {
+		_, err = s.UnionStore(ctx, other)
+		must(err)
+	}
+	check("Set.UnionStore", opSetUnionStore, "{o}:set", setKind, 1, OutcomeOK)
+	if _, err := s.PopN(ctx, -1); !errors.Is(err, ErrNegativeCount) {
+		t.Fatalf("PopN(-1) = %v, want ErrNegativeCount", err)
+	}
+	check("Set.PopN(-1)", opSetPop, "{o}:set", setKind, 0, OutcomeInvalid)
+	sit := s.Iterator(10)
+	for range sit.All(ctx) {
+	}
+	must(sit.Err())
+	check("Set iterator", opSetScan, "{o}:set", setKind, 1, OutcomeOK)
+
+	z := GetSortedSet[string](c, "o:zset")
+	_, err = z.Add(ctx, 1, "a")
+	must(err)
+	check("SortedSet.Add", opZSetAdd, "o:zset", sortedSetKind, 1, OutcomeOK)
+	_, err = z.Contains(ctx, "a")
+	must(err)
+	check("SortedSet.Contains", opZSetScore, "o:zset", sortedSetKind, 1, OutcomeOK)
+	_, err = z.EntryRangeByRank(ctx, 0, -1)
+	must(err)
+	check("SortedSet.EntryRangeByRank", opZSetRange, "o:zset", sortedSetKind, 1, OutcomeOK)
+	_, err = z.PollFirst(ctx, 1)
+	must(err)
+	check("SortedSet.PollFirst", opZSetPoll, "o:zset", sortedSetKind, 1, OutcomeOK)
+	if _, err := z.AddIfAbsent(ctx, math.NaN(), "b"); !errors.Is(err, ErrInvalidScore) {
+		t.Fatalf("AddIfAbsent(NaN) = %v, want ErrInvalidScore", err)
+	}
+	check("SortedSet.AddIfAbsent(NaN)", opZSetAdd, "o:zset", sortedSetKind, 0, OutcomeInvalid)
+
+	q := GetDelayedQueue[string](c, "o:dest")
+	t.Cleanup(q.Destroy)
+	must(q.Offer(ctx, "x", time.Hour))
+	check("DelayedQueue.Offer, first script call", opDelayOffer, "o:dest", delayQueueKind, 3, OutcomeOK)
+	must(q.OfferAll(ctx, []string{"y", "z"}, time.Hour))
+	check("DelayedQueue.OfferAll", opDelayOffer, "o:dest", delayQueueKind, 1, OutcomeOK)
+	_, err = q.Size(ctx)
+	must(err)
+	check("DelayedQueue.Size", opDelaySize, "o:dest", delayQueueKind, 1, OutcomeOK)
+	for range 2 {
+		_, err = q.Contains(ctx, "y")
+		must(err)
+	}
+	check("DelayedQueue.Contains", opDelayContains, "o:dest", delayQueueKind, 1, OutcomeOK)
+	_, err = q.ReadAll(ctx)
+	must(err)
+	check("DelayedQueue.ReadAll", opDelayReadAll, "o:dest", delayQueueKind, 1, OutcomeOK)
+	if err := q.Offer(ctx, "x", -time.Second); !errors.Is(err, ErrNegativeDuration) {
+		t.Fatalf("Offer with a negative delay = %v, want ErrNegativeDuration", err)
+	}
+	check("DelayedQueue.Offer(-1s)", opDelayOffer, "o:dest", delayQueueKind, 0, OutcomeInvalid)
+	_, err = q.Delete(ctx)
+	must(err)
+	check("DelayedQueue.Delete", opDelayDelete, "o:dest", delayQueueKind, 1, OutcomeOK)
+}
+
+// A move the delayed queue's mover cannot make (its destination holds
+// another Redis type) is a delay_move_failed event, logged at Warn, and
+// the mover retries until it can.
+func TestObserveDelayMoveFailed(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, rec, logs := observedClientOn(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	dest := delayDest(t, rdb)
+	if err := rdb.Set(ctx, dest, "not a list", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	q := GetDelayedQueue[string](c, dest)
+	defer q.Destroy()
+	if err := q.Offer(ctx, "v", 0); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "a delay_move_failed event", func() bool { return len(rec.eventsOf(EventDelayMoveFailed)) > 0 })
+	e := rec.eventsOf(EventDelayMoveFailed)[0]
+	if e.Kind != delayQueueKind || e.Name != dest || !errors.Is(e.Err, ErrWrongType) {
+		t.Errorf("delay_move_failed event %+v; want kind %q, name %q, an error matching ErrWrongType", e, delayQueueKind, dest)
+	}
+	recs := logs.find("delay_move_failed")
+	if len(recs) == 0 || recs[0].level != slog.LevelWarn || recs[0].attrs["name"] != dest {
+		t.Errorf("delay_move_failed log records %+v; want them at Warn naming %q", recs, dest)
+	}
+	if err := rdb.Del(ctx, dest).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := popDest(t, ctx, rdb, dest, 20*time.Second); !ok || v == "" {
+		t.Errorf("after the destination was freed, nothing was moved into it")
 	}
 }

@@ -77,7 +77,9 @@ func (l *List[T]) Add(ctx context.Context, v T) (int64, error) {
 // AddAll appends vs in their order in one RPUSH (Redisson's addAll) and
 // returns the list's new size; no elements is one LLEN. If one element does
 // not encode nothing is added. It returns the errors of Add.
-func (l *List[T]) AddAll(ctx context.Context, vs ...T) (int64, error) {
+func (l *List[T]) AddAll(ctx context.Context, vs ...T) (_ int64, err error) {
+	ctx, rec := l.o.begin(ctx, opListAdd)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return 0, err
 	}
@@ -86,9 +88,11 @@ func (l *List[T]) AddAll(ctx context.Context, vs ...T) (int64, error) {
 		return 0, err
 	}
 	if len(args) == 0 {
+		l.o.c.trip(ctx, 1)
 		n, err := l.o.c.rdb.LLen(ctx, l.o.name).Result()
 		return n, l.o.wrap(err)
 	}
+	l.o.c.trip(ctx, 1)
 	n, err := l.o.c.rdb.RPush(ctx, l.o.name, args...).Result()
 	return n, l.o.wrap(err)
 }
@@ -97,7 +101,9 @@ func (l *List[T]) AddAll(ctx context.Context, vs ...T) (int64, error) {
 // up (Redisson's add(index, element)); index == Size appends. It is one
 // script, atomic. It returns ErrIndexOutOfRange for a negative index or one
 // above the size, and the errors of Add.
-func (l *List[T]) Insert(ctx context.Context, index int64, v T) error {
+func (l *List[T]) Insert(ctx context.Context, index int64, v T) (err error) {
+	ctx, rec := l.o.begin(ctx, opListInsert)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.checkIndex(index); err != nil {
 		return err
 	}
@@ -114,11 +120,14 @@ func (l *List[T]) Insert(ctx context.Context, index int64, v T) error {
 // missing list has size 0), ErrCodec when the element does not decode;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (l *List[T]) Get(ctx context.Context, index int64) (T, error) {
+func (l *List[T]) Get(ctx context.Context, index int64) (_ T, err error) {
+	ctx, rec := l.o.begin(ctx, opListGet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := l.checkIndex(index); err != nil {
 		return zero, err
 	}
+	l.o.c.trip(ctx, 1)
 	s, err := l.o.c.rdb.LIndex(ctx, l.o.name, index).Result()
 	v, ok, err := decodeOne[T](&l.o, s, err)
 	if err == nil && !ok {
@@ -132,7 +141,9 @@ func (l *List[T]) Get(ctx context.Context, index int64) (T, error) {
 // v is stored all the same and the error matches ErrCodec. It returns
 // ErrIndexOutOfRange for a negative index or one not below the size, and
 // the errors of Add.
-func (l *List[T]) Set(ctx context.Context, index int64, v T) (T, error) {
+func (l *List[T]) Set(ctx context.Context, index int64, v T) (_ T, err error) {
+	ctx, rec := l.o.begin(ctx, opListSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := l.checkIndex(index); err != nil {
 		return zero, err
@@ -150,7 +161,9 @@ func (l *List[T]) Set(ctx context.Context, index int64, v T) (T, error) {
 
 // FastSet replaces the element at index with v without reading the
 // previous one (one LSET, Redisson's fastSet). It returns the errors of Set.
-func (l *List[T]) FastSet(ctx context.Context, index int64, v T) error {
+func (l *List[T]) FastSet(ctx context.Context, index int64, v T) (err error) {
+	ctx, rec := l.o.begin(ctx, opListFastSet)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.checkIndex(index); err != nil {
 		return err
 	}
@@ -158,6 +171,7 @@ func (l *List[T]) FastSet(ctx context.Context, index int64, v T) error {
 	if err != nil {
 		return err
 	}
+	l.o.c.trip(ctx, 1)
 	err = l.o.c.rdb.LSet(ctx, l.o.name, index, b).Err()
 	if err != nil && (err.Error() == "ERR index out of range" || err.Error() == "ERR no such key") {
 		return l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
@@ -168,7 +182,9 @@ func (l *List[T]) FastSet(ctx context.Context, index int64, v T) error {
 // Remove removes the first element equal to v (equal encoded bytes; one
 // LREM count 1, Redisson's remove(Object)) and reports whether there was
 // one. It returns the errors of Add.
-func (l *List[T]) Remove(ctx context.Context, v T) (bool, error) {
+func (l *List[T]) Remove(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := l.o.begin(ctx, opListRemove)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return false, err
 	}
@@ -176,6 +192,7 @@ func (l *List[T]) Remove(ctx context.Context, v T) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	l.o.c.trip(ctx, 1)
 	n, err := l.o.c.rdb.LRem(ctx, l.o.name, 1, b).Result()
 	return n == 1, l.o.wrap(err)
 }
@@ -185,7 +202,9 @@ func (l *List[T]) Remove(ctx context.Context, v T) (bool, error) {
 // script, atomic. When the removed bytes do not decode the element is
 // removed all the same and the error matches ErrCodec. It returns the
 // errors of Get.
-func (l *List[T]) RemoveAt(ctx context.Context, index int64) (T, error) {
+func (l *List[T]) RemoveAt(ctx context.Context, index int64) (_ T, err error) {
+	ctx, rec := l.o.begin(ctx, opListRemoveAt)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := l.checkIndex(index); err != nil {
 		return zero, err
@@ -199,7 +218,9 @@ func (l *List[T]) RemoveAt(ctx context.Context, index int64) (T, error) {
 
 // IndexOf returns the index of the first element equal to v (one LPOS), or
 // -1 when there is none. It returns the errors of Add.
-func (l *List[T]) IndexOf(ctx context.Context, v T) (int64, error) {
+func (l *List[T]) IndexOf(ctx context.Context, v T) (_ int64, err error) {
+	ctx, rec := l.o.begin(ctx, opListIndexOf)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return 0, err
 	}
@@ -207,6 +228,7 @@ func (l *List[T]) IndexOf(ctx context.Context, v T) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	l.o.c.trip(ctx, 1)
 	i, err := l.o.c.rdb.LPos(ctx, l.o.name, b, redis.LPosArgs{}).Result()
 	if errors.Is(err, redis.Nil) {
 		return -1, nil
@@ -224,10 +246,13 @@ func (l *List[T]) Contains(ctx context.Context, v T) (bool, error) {
 // Size returns the number of elements (0 when the list does not exist; one
 // LLEN). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (l *List[T]) Size(ctx context.Context) (int64, error) {
+func (l *List[T]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := l.o.begin(ctx, opListSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return 0, err
 	}
+	l.o.c.trip(ctx, 1)
 	n, err := l.o.c.rdb.LLen(ctx, l.o.name).Result()
 	return n, l.o.wrap(err)
 }
@@ -237,10 +262,13 @@ func (l *List[T]) Size(ctx context.Context) (int64, error) {
 // the end (-1 is the last element) and indexes past the end are clipped,
 // so Range(ctx, 0, -1) is the whole list. It returns ErrCodec when an
 // element does not decode, and the errors of Size.
-func (l *List[T]) Range(ctx context.Context, from, to int64) ([]T, error) {
+func (l *List[T]) Range(ctx context.Context, from, to int64) (_ []T, err error) {
+	ctx, rec := l.o.begin(ctx, opListRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return nil, err
 	}
+	l.o.c.trip(ctx, 1)
 	ss, err := l.o.c.rdb.LRange(ctx, l.o.name, from, to).Result()
 	if err != nil {
 		return nil, l.o.wrap(err)
@@ -256,20 +284,26 @@ func (l *List[T]) ReadAll(ctx context.Context) ([]T, error) { return l.Range(ctx
 // Trim keeps the elements from index from to index to, both included, and
 // removes the others (one LTRIM, Redisson's trim); indexes as in Range. It
 // returns the errors of Size.
-func (l *List[T]) Trim(ctx context.Context, from, to int64) error {
+func (l *List[T]) Trim(ctx context.Context, from, to int64) (err error) {
+	ctx, rec := l.o.begin(ctx, opListTrim)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return err
 	}
+	l.o.c.trip(ctx, 1)
 	return l.o.wrap(l.o.c.rdb.LTrim(ctx, l.o.name, from, to).Err())
 }
 
 // Delete deletes the list (whatever type its key holds, like Redisson) and
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (l *List[T]) Delete(ctx context.Context) (bool, error) {
+func (l *List[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := l.o.begin(ctx, opListDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := l.o.check(); err != nil {
 		return false, err
 	}
+	l.o.c.trip(ctx, 1)
 	n, err := l.o.c.rdb.Del(ctx, l.o.name).Result()
 	return n == 1, l.o.wrap(err)
 }
@@ -319,15 +353,25 @@ func (it *ListIterator[T]) Err() error { return it.err }
 func (it *ListIterator[T]) page(ctx context.Context, yield func(int64, T) bool) error {
 	o := &it.l.o
 	if err := o.check(); err != nil {
+		o.c.reject(ctx, o.kind, o.name, opListScan, err)
 		return err
 	}
 	if it.batch < 1 {
-		return o.errorf("%w: %d", ErrInvalidBatch, it.batch)
+		err := o.errorf("%w: %d", ErrInvalidBatch, it.batch)
+		o.c.reject(ctx, o.kind, o.name, opListScan, err)
+		return err
 	}
 	for from := int64(0); ; from += int64(it.batch) {
-		ss, err := o.c.rdb.LRange(ctx, o.name, from, from+int64(it.batch)-1).Result()
+		// One operation per page: the caller's loop body is not its time.
+		pctx, rec := o.begin(ctx, opListScan)
+		o.c.trip(pctx, 1)
+		ss, err := o.c.rdb.LRange(pctx, o.name, from, from+int64(it.batch)-1).Result()
 		if err != nil {
-			return o.wrap(err)
+			err = o.wrap(err)
+		}
+		rec.end(err, OutcomeOK)
+		if err != nil {
+			return err
 		}
 		for i, s := range ss {
 			v, err := decodeValue[T](o.codec, o.object, []byte(s))

@@ -67,7 +67,7 @@ func (s *Set[T]) Add(ctx context.Context, v T) (bool, error) {
 // no call and 0. If one member does not encode nothing is added. It returns
 // the errors of Add.
 func (s *Set[T]) AddAll(ctx context.Context, vs ...T) (int64, error) {
-	return s.members(ctx, vs, s.o.c.rdb.SAdd)
+	return s.members(ctx, opSetAdd, vs, s.o.c.rdb.SAdd)
 }
 
 // Remove removes v (one SREM) and reports whether it was there. It returns
@@ -80,10 +80,12 @@ func (s *Set[T]) Remove(ctx context.Context, v T) (bool, error) {
 // RemoveAll removes vs in one SREM and returns how many were there; no
 // members is no call and 0. It returns the errors of Add.
 func (s *Set[T]) RemoveAll(ctx context.Context, vs ...T) (int64, error) {
-	return s.members(ctx, vs, s.o.c.rdb.SRem)
+	return s.members(ctx, opSetRemove, vs, s.o.c.rdb.SRem)
 }
 
-func (s *Set[T]) members(ctx context.Context, vs []T, cmd func(context.Context, string, ...any) *redis.IntCmd) (int64, error) {
+func (s *Set[T]) members(ctx context.Context, op string, vs []T, cmd func(context.Context, string, ...any) *redis.IntCmd) (_ int64, err error) {
+	ctx, rec := s.o.begin(ctx, op)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return 0, err
 	}
@@ -91,13 +93,16 @@ func (s *Set[T]) members(ctx context.Context, vs []T, cmd func(context.Context, 
 	if err != nil || len(args) == 0 {
 		return 0, err
 	}
+	s.o.c.trip(ctx, 1)
 	n, err := cmd(ctx, s.o.name, args...).Result()
 	return n, s.o.wrap(err)
 }
 
 // Contains reports whether v is a member (one SISMEMBER). It returns the
 // errors of Add.
-func (s *Set[T]) Contains(ctx context.Context, v T) (bool, error) {
+func (s *Set[T]) Contains(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := s.o.begin(ctx, opSetContains)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return false, err
 	}
@@ -105,6 +110,7 @@ func (s *Set[T]) Contains(ctx context.Context, v T) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s.o.c.trip(ctx, 1)
 	ok, err := s.o.c.rdb.SIsMember(ctx, s.o.name, b).Result()
 	return ok, s.o.wrap(err)
 }
@@ -112,10 +118,13 @@ func (s *Set[T]) Contains(ctx context.Context, v T) (bool, error) {
 // Size returns the number of members (0 when the set does not exist; one
 // SCARD). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (s *Set[T]) Size(ctx context.Context) (int64, error) {
+func (s *Set[T]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := s.o.begin(ctx, opSetSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return 0, err
 	}
+	s.o.c.trip(ctx, 1)
 	n, err := s.o.c.rdb.SCard(ctx, s.o.name).Result()
 	return n, s.o.wrap(err)
 }
@@ -124,10 +133,13 @@ func (s *Set[T]) Size(ctx context.Context) (int64, error) {
 // particular order. It reads the whole set at once: iterate large sets with
 // Iterator instead. It returns ErrCodec when a member does not decode, and
 // the errors of Size.
-func (s *Set[T]) Members(ctx context.Context) ([]T, error) {
+func (s *Set[T]) Members(ctx context.Context) (_ []T, err error) {
+	ctx, rec := s.o.begin(ctx, opSetMembers)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return nil, err
 	}
+	s.o.c.trip(ctx, 1)
 	return s.decoded(s.o.c.rdb.SMembers(ctx, s.o.name).Result())
 }
 
@@ -141,11 +153,14 @@ func (s *Set[T]) decoded(ss []string, err error) ([]T, error) {
 // RandomMember returns a random member and true, leaving it in the set
 // (one SRANDMEMBER, Redisson's random), or the zero value and false when
 // the set is empty. It returns the errors of Members.
-func (s *Set[T]) RandomMember(ctx context.Context) (T, bool, error) {
+func (s *Set[T]) RandomMember(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := s.o.begin(ctx, opSetRandom)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := s.o.check(); err != nil {
 		return zero, false, err
 	}
+	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SRandMember(ctx, s.o.name).Result()
 	return decodeOne[T](&s.o, v, err)
 }
@@ -154,7 +169,7 @@ func (s *Set[T]) RandomMember(ctx context.Context) (T, bool, error) {
 // the set (one SRANDMEMBER n, Redisson's random(count)); n == 0 is no call.
 // It returns ErrNegativeCount for n < 0, and the errors of Members.
 func (s *Set[T]) RandomMembers(ctx context.Context, n int64) ([]T, error) {
-	return s.some(ctx, n, s.o.c.rdb.SRandMemberN)
+	return s.some(ctx, opSetRandom, n, s.o.c.rdb.SRandMemberN)
 }
 
 // Pop removes a random member and returns it and true (one SPOP,
@@ -162,11 +177,14 @@ func (s *Set[T]) RandomMembers(ctx context.Context, n int64) ([]T, error) {
 // empty. When the removed bytes do not decode the member is removed all
 // the same and the error matches ErrCodec. It returns the errors of
 // Members.
-func (s *Set[T]) Pop(ctx context.Context) (T, bool, error) {
+func (s *Set[T]) Pop(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := s.o.begin(ctx, opSetPop)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := s.o.check(); err != nil {
 		return zero, false, err
 	}
+	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SPop(ctx, s.o.name).Result()
 	return decodeOne[T](&s.o, v, err)
 }
@@ -175,26 +193,32 @@ func (s *Set[T]) Pop(ctx context.Context) (T, bool, error) {
 // Redisson's removeRandom(amount)); n == 0 is no call. It returns the
 // errors of RandomMembers.
 func (s *Set[T]) PopN(ctx context.Context, n int64) ([]T, error) {
-	return s.some(ctx, n, s.o.c.rdb.SPopN)
+	return s.some(ctx, opSetPop, n, s.o.c.rdb.SPopN)
 }
 
-func (s *Set[T]) some(ctx context.Context, n int64, cmd func(context.Context, string, int64) *redis.StringSliceCmd) ([]T, error) {
+func (s *Set[T]) some(ctx context.Context, op string, n int64, cmd func(context.Context, string, int64) *redis.StringSliceCmd) (_ []T, err error) {
+	ctx, rec := s.o.begin(ctx, op)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return nil, err
 	}
 	if err := s.o.checkCount(n); err != nil || n == 0 {
 		return nil, err
 	}
+	s.o.c.trip(ctx, 1)
 	return s.decoded(cmd(ctx, s.o.name, n).Result())
 }
 
 // Delete deletes the set (whatever type its key holds, like Redisson) and
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (s *Set[T]) Delete(ctx context.Context) (bool, error) {
+func (s *Set[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := s.o.begin(ctx, opSetDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.o.check(); err != nil {
 		return false, err
 	}
+	s.o.c.trip(ctx, 1)
 	n, err := s.o.c.rdb.Del(ctx, s.o.name).Result()
 	return n == 1, s.o.wrap(err)
 }
@@ -236,9 +260,10 @@ func (it *SetIterator[T]) All(ctx context.Context) iter.Seq[T] {
 	return func(yield func(T) bool) {
 		o := &it.s.o
 		scan := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+			o.c.trip(ctx, 1)
 			return o.c.rdb.SScan(ctx, o.name, cursor, "", count).Result()
 		}
-		it.err = scanPages(ctx, o, it.batch, scan, func(page []string) (bool, error) {
+		it.err = scanPages(ctx, o, opSetScan, it.batch, scan, func(page []string) (bool, error) {
 			for _, m := range page {
 				v, err := decodeValue[T](o.codec, o.object, []byte(m))
 				if err != nil {

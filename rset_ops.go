@@ -16,32 +16,41 @@ import (
 // nowhere. A missing set is an empty one. It returns ErrNilValue for a nil
 // set among others, the errors of each set's Name (ErrEmptyName,
 // ErrInvalidName), and those of Members.
-func (s *Set[T]) Union(ctx context.Context, others ...*Set[T]) ([]T, error) {
+func (s *Set[T]) Union(ctx context.Context, others ...*Set[T]) (_ []T, err error) {
+	ctx, rec := s.o.begin(ctx, opSetUnion)
+	defer func() { rec.end(err, OutcomeOK) }()
 	keys, err := s.keys(nil, others)
 	if err != nil {
 		return nil, err
 	}
+	s.o.c.trip(ctx, 1)
 	return s.decoded(s.o.c.rdb.SUnion(ctx, keys...).Result())
 }
 
 // Intersection returns the members of s that are in every one of others
 // (one SINTER, Redisson's readIntersection). It returns the errors of
 // Union.
-func (s *Set[T]) Intersection(ctx context.Context, others ...*Set[T]) ([]T, error) {
+func (s *Set[T]) Intersection(ctx context.Context, others ...*Set[T]) (_ []T, err error) {
+	ctx, rec := s.o.begin(ctx, opSetIntersection)
+	defer func() { rec.end(err, OutcomeOK) }()
 	keys, err := s.keys(nil, others)
 	if err != nil {
 		return nil, err
 	}
+	s.o.c.trip(ctx, 1)
 	return s.decoded(s.o.c.rdb.SInter(ctx, keys...).Result())
 }
 
 // Difference returns the members of s that are in none of others (one
 // SDIFF, Redisson's readDiff). It returns the errors of Union.
-func (s *Set[T]) Difference(ctx context.Context, others ...*Set[T]) ([]T, error) {
+func (s *Set[T]) Difference(ctx context.Context, others ...*Set[T]) (_ []T, err error) {
+	ctx, rec := s.o.begin(ctx, opSetDifference)
+	defer func() { rec.end(err, OutcomeOK) }()
 	keys, err := s.keys(nil, others)
 	if err != nil {
 		return nil, err
 	}
+	s.o.c.trip(ctx, 1)
 	return s.decoded(s.o.c.rdb.SDiff(ctx, keys...).Result())
 }
 
@@ -53,24 +62,26 @@ func (s *Set[T]) Difference(ctx context.Context, others ...*Set[T]) ([]T, error)
 // others[0].UnionStore(ctx, s, others[1:]...). It returns the errors of
 // Union, for dest too.
 func (s *Set[T]) UnionStore(ctx context.Context, dest *Set[T], others ...*Set[T]) (int64, error) {
-	return s.store(ctx, "sunionstore", dest, others)
+	return s.store(ctx, opSetUnionStore, "sunionstore", dest, others)
 }
 
 // IntersectionStore replaces dest's members with the members of s that are
 // in every one of others and returns dest's new size (SINTERSTORE, as
 // UnionStore). It returns the errors of UnionStore.
 func (s *Set[T]) IntersectionStore(ctx context.Context, dest *Set[T], others ...*Set[T]) (int64, error) {
-	return s.store(ctx, "sinterstore", dest, others)
+	return s.store(ctx, opSetIntersectionStore, "sinterstore", dest, others)
 }
 
 // DifferenceStore replaces dest's members with the members of s that are in
 // none of others and returns dest's new size (SDIFFSTORE, as UnionStore).
 // It returns the errors of UnionStore.
 func (s *Set[T]) DifferenceStore(ctx context.Context, dest *Set[T], others ...*Set[T]) (int64, error) {
-	return s.store(ctx, "sdiffstore", dest, others)
+	return s.store(ctx, opSetDifferenceStore, "sdiffstore", dest, others)
 }
 
-func (s *Set[T]) store(ctx context.Context, op string, dest *Set[T], others []*Set[T]) (int64, error) {
+func (s *Set[T]) store(ctx context.Context, op, cmd string, dest *Set[T], others []*Set[T]) (_ int64, err error) {
+	ctx, rec := s.o.begin(ctx, op)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if dest == nil {
 		if err := s.o.check(); err != nil {
 			return 0, err
@@ -81,7 +92,7 @@ func (s *Set[T]) store(ctx context.Context, op string, dest *Set[T], others []*S
 	if err != nil {
 		return 0, err
 	}
-	n, err := s.o.c.scripts.run(ctx, scriptSetStore, keys, op).Int64()
+	n, err := s.o.c.scripts.run(ctx, scriptSetStore, keys, cmd).Int64()
 	return n, dest.o.wrap(err)
 }
 

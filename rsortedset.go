@@ -107,7 +107,9 @@ func (z *SortedSet[T]) AddAll(ctx context.Context, entries ...ScoredEntry[T]) (i
 	return z.add(ctx, false, entries)
 }
 
-func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T]) (int64, error) {
+func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T]) (_ int64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetAdd)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return 0, err
 	}
@@ -131,6 +133,7 @@ func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T
 		return 0, nil
 	}
 	cmd := redis.NewIntCmd(ctx, args...)
+	z.o.c.trip(ctx, 1)
 	_ = z.o.c.rdb.Process(ctx, cmd)
 	n, err := cmd.Result()
 	return n, z.o.wrap(err)
@@ -140,7 +143,9 @@ func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T
 // (one ZINCRBY, Redisson's addScore), and returns the new score. It
 // returns ErrInvalidScore for a NaN delta (or a sum Redis finds NaN, +Inf
 // plus -Inf; nothing changed), and the errors of Add.
-func (z *SortedSet[T]) AddScore(ctx context.Context, v T, delta float64) (float64, error) {
+func (z *SortedSet[T]) AddScore(ctx context.Context, v T, delta float64) (_ float64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetAddScore)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return 0, err
 	}
@@ -151,6 +156,7 @@ func (z *SortedSet[T]) AddScore(ctx context.Context, v T, delta float64) (float6
 	if err != nil {
 		return 0, err
 	}
+	z.o.c.trip(ctx, 1)
 	f, err := z.o.c.rdb.ZIncrBy(ctx, z.o.name, delta, b).Result()
 	if err != nil && err.Error() == "ERR resulting score is not a number (NaN)" {
 		return 0, z.o.errorf("%w: %v", ErrInvalidScore, err)
@@ -170,11 +176,14 @@ func (z *SortedSet[T]) member(v T) (string, error) {
 // (one ZSCORE, Redisson's getScore). It returns ErrNilValue for a nil
 // pointer, ErrCodec when v does not encode; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (z *SortedSet[T]) Score(ctx context.Context, v T) (float64, bool, error) {
+func (z *SortedSet[T]) Score(ctx context.Context, v T) (_ float64, _ bool, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetScore)
+	defer func() { rec.end(err, OutcomeOK) }()
 	b, err := z.member(v)
 	if err != nil {
 		return 0, false, err
 	}
+	z.o.c.trip(ctx, 1)
 	f, err := z.o.c.rdb.ZScore(ctx, z.o.name, b).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, false, nil
@@ -203,11 +212,14 @@ func (z *SortedSet[T]) RevRank(ctx context.Context, v T) (int64, bool, error) {
 	return z.rank(ctx, v, z.o.c.rdb.ZRevRank)
 }
 
-func (z *SortedSet[T]) rank(ctx context.Context, v T, cmd func(context.Context, string, string) *redis.IntCmd) (int64, bool, error) {
+func (z *SortedSet[T]) rank(ctx context.Context, v T, cmd func(context.Context, string, string) *redis.IntCmd) (_ int64, _ bool, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRank)
+	defer func() { rec.end(err, OutcomeOK) }()
 	b, err := z.member(v)
 	if err != nil {
 		return 0, false, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := cmd(ctx, z.o.name, b).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, false, nil
@@ -217,11 +229,14 @@ func (z *SortedSet[T]) rank(ctx context.Context, v T, cmd func(context.Context, 
 
 // Remove removes v (one ZREM) and reports whether it was a member. It
 // returns the errors of Score.
-func (z *SortedSet[T]) Remove(ctx context.Context, v T) (bool, error) {
+func (z *SortedSet[T]) Remove(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRemove)
+	defer func() { rec.end(err, OutcomeOK) }()
 	b, err := z.member(v)
 	if err != nil {
 		return false, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.ZRem(ctx, z.o.name, b).Result()
 	return n == 1, z.o.wrap(err)
 }
@@ -229,21 +244,27 @@ func (z *SortedSet[T]) Remove(ctx context.Context, v T) (bool, error) {
 // Size returns the number of members (0 when the sorted set does not
 // exist; one ZCARD). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (z *SortedSet[T]) Size(ctx context.Context) (int64, error) {
+func (z *SortedSet[T]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return 0, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.ZCard(ctx, z.o.name).Result()
 	return n, z.o.wrap(err)
 }
 
 // Count returns the number of members whose score is in r (one ZCOUNT). It
 // returns ErrInvalidScore for a NaN bound, and the errors of Size.
-func (z *SortedSet[T]) Count(ctx context.Context, r ScoreRange) (int64, error) {
+func (z *SortedSet[T]) Count(ctx context.Context, r ScoreRange) (_ int64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetCount)
+	defer func() { rec.end(err, OutcomeOK) }()
 	min, max, err := z.bounds(r)
 	if err != nil {
 		return 0, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.ZCount(ctx, z.o.name, min, max).Result()
 	return n, z.o.wrap(err)
 }
@@ -275,10 +296,13 @@ func (z *SortedSet[T]) bounds(r ScoreRange) (string, string, error) {
 // included, lowest score first (one ZREMRANGEBYRANK), and returns how many
 // it removed; as in Redis a negative rank counts from the highest (-1). It
 // returns the errors of Size.
-func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64) (int64, error) {
+func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64) (_ int64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRemoveRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return 0, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.ZRemRangeByRank(ctx, z.o.name, start, stop).Result()
 	return n, z.o.wrap(err)
 }
@@ -286,11 +310,14 @@ func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64)
 // RemoveRangeByScore removes the members whose score is in r (one
 // ZREMRANGEBYSCORE) and returns how many it removed. It returns the errors
 // of Count.
-func (z *SortedSet[T]) RemoveRangeByScore(ctx context.Context, r ScoreRange) (int64, error) {
+func (z *SortedSet[T]) RemoveRangeByScore(ctx context.Context, r ScoreRange) (_ int64, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRemoveRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	min, max, err := z.bounds(r)
 	if err != nil {
 		return 0, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.ZRemRangeByScore(ctx, z.o.name, min, max).Result()
 	return n, z.o.wrap(err)
 }
@@ -310,13 +337,16 @@ func (z *SortedSet[T]) PollLast(ctx context.Context, n int64) ([]ScoredEntry[T],
 	return z.poll(ctx, n, z.o.c.rdb.ZPopMax)
 }
 
-func (z *SortedSet[T]) poll(ctx context.Context, n int64, cmd func(context.Context, string, ...int64) *redis.ZSliceCmd) ([]ScoredEntry[T], error) {
+func (z *SortedSet[T]) poll(ctx context.Context, n int64, cmd func(context.Context, string, ...int64) *redis.ZSliceCmd) (_ []ScoredEntry[T], err error) {
+	ctx, rec := z.o.begin(ctx, opZSetPoll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return nil, err
 	}
 	if err := z.o.checkCount(n); err != nil || n == 0 {
 		return nil, err
 	}
+	z.o.c.trip(ctx, 1)
 	return z.entries(cmd(ctx, z.o.name, n).Result())
 }
 
@@ -349,38 +379,50 @@ func (z *SortedSet[T]) values(ss []string, err error) ([]T, error) {
 // Redis a negative rank counts from the highest (-1), so (0, -1) is every
 // member. It returns ErrCodec when a member does not decode, and the errors
 // of Size.
-func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return nil, err
 	}
+	z.o.c.trip(ctx, 1)
 	return z.values(z.o.c.rdb.ZRange(ctx, z.o.name, start, stop).Result())
 }
 
 // RevRangeByRank is RangeByRank counting ranks from the highest score, and
 // returning the members highest first (one ZREVRANGE, Redisson's
 // valueRangeReversed).
-func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return nil, err
 	}
+	z.o.c.trip(ctx, 1)
 	return z.values(z.o.c.rdb.ZRevRange(ctx, z.o.name, start, stop).Result())
 }
 
 // EntryRangeByRank is RangeByRank with the scores (one ZRANGE WITHSCORES,
 // Redisson's entryRange).
-func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return nil, err
 	}
+	z.o.c.trip(ctx, 1)
 	return z.entries(z.o.c.rdb.ZRangeWithScores(ctx, z.o.name, start, stop).Result())
 }
 
 // EntryRevRangeByRank is RevRangeByRank with the scores (one ZREVRANGE
 // WITHSCORES, Redisson's entryRangeReversed).
-func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return nil, err
 	}
+	z.o.c.trip(ctx, 1)
 	return z.entries(z.o.c.rdb.ZRevRangeWithScores(ctx, z.o.name, start, stop).Result())
 }
 
@@ -408,37 +450,48 @@ func (z *SortedSet[T]) byScore(r ScoreRange, o RangeOptions) (*redis.ZRangeBy, e
 // max, maxInc, offset, count) and valueRangeReversed). It returns
 // ErrInvalidScore for a NaN bound, ErrNegativeCount for a negative offset
 // or count, ErrCodec when a member does not decode, and the errors of Size.
-func (z *SortedSet[T]) RangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]T, error) {
+func (z *SortedSet[T]) RangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) (_ []T, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	by, err := z.byScore(r, o)
 	if err != nil {
 		return nil, err
 	}
 	if o.Reverse {
+		z.o.c.trip(ctx, 1)
 		return z.values(z.o.c.rdb.ZRevRangeByScore(ctx, z.o.name, by).Result())
 	}
+	z.o.c.trip(ctx, 1)
 	return z.values(z.o.c.rdb.ZRangeByScore(ctx, z.o.name, by).Result())
 }
 
 // EntryRangeByScore is RangeByScore with the scores (WITHSCORES,
 // Redisson's entryRange by score).
-func (z *SortedSet[T]) EntryRangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]ScoredEntry[T], error) {
+func (z *SortedSet[T]) EntryRangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) (_ []ScoredEntry[T], err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
 	by, err := z.byScore(r, o)
 	if err != nil {
 		return nil, err
 	}
 	if o.Reverse {
+		z.o.c.trip(ctx, 1)
 		return z.entries(z.o.c.rdb.ZRevRangeByScoreWithScores(ctx, z.o.name, by).Result())
 	}
+	z.o.c.trip(ctx, 1)
 	return z.entries(z.o.c.rdb.ZRangeByScoreWithScores(ctx, z.o.name, by).Result())
 }
 
 // Delete deletes the sorted set (whatever type its key holds, like
 // Redisson) and reports whether it existed. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
-func (z *SortedSet[T]) Delete(ctx context.Context) (bool, error) {
+func (z *SortedSet[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := z.o.check(); err != nil {
 		return false, err
 	}
+	z.o.c.trip(ctx, 1)
 	n, err := z.o.c.rdb.Del(ctx, z.o.name).Result()
 	return n == 1, z.o.wrap(err)
 }
@@ -472,9 +525,10 @@ func (it *SortedSetIterator[T]) All(ctx context.Context) iter.Seq2[T, float64] {
 	return func(yield func(T, float64) bool) {
 		o := &it.z.o
 		scan := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+			o.c.trip(ctx, 1)
 			return o.c.rdb.ZScan(ctx, o.name, cursor, "", count).Result()
 		}
-		it.err = scanPages(ctx, o, it.batch, scan, func(page []string) (bool, error) {
+		it.err = scanPages(ctx, o, opZSetScan, it.batch, scan, func(page []string) (bool, error) {
 			for i := 0; i+1 < len(page); i += 2 {
 				v, err := decodeValue[T](o.codec, o.object, []byte(page[i]))
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -87,9 +88,35 @@ type scripts struct {
 	// observed: an Observer is set, so calls count their round trips in
 	// the operation record their context carries.
 	observed bool
-	// loads counts SCRIPT LOADs (see stats).
-	mu    sync.Mutex
-	loads int
+	// loads counts SCRIPT LOADs (see stats); loading holds the latest
+	// load of each script on each node (see load). Both under mu.
+	mu      sync.Mutex
+	loads   int
+	loading map[loadKey]*loadFlight
+}
+
+// loadKey names one script on one node: "" off Cluster, and on Cluster
+// too, where every load is sent to every master.
+type loadKey struct{ sha, node string }
+
+// loadFlight is one SCRIPT LOAD of a script: the callers that met NOSCRIPT
+// while it runs wait for it instead of loading again, and a caller whose
+// command was sent before it ended may rely on its success.
+type loadFlight struct {
+	done chan struct{}    // closed when the load has ended; the fields below are set before
+	end  time.Time        // when it ended
+	err  error            // its result; on Cluster, the first master's failure
+	errs map[string]error // on Cluster, each failed master's error, by address
+}
+
+// result is the load's result for a call served by the master at addr (""
+// when unknown or off Cluster): only the load on that node decides, so a
+// master that is down does not fail calls that do not go to it.
+func (f *loadFlight) result(addr string) error {
+	if f.errs == nil || addr == "" {
+		return f.err
+	}
+	return f.errs[addr]
 }
 
 func isNoScript(err error) bool {
@@ -163,11 +190,25 @@ func isMigrating(err error) bool {
 
 func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
 	c.trip(ctx, 1)
+	sent := time.Now()
 	cmd := c.rdb.EvalSha(ctx, s.sha, keys, args...)
 	if !isNoScript(cmd.Err()) {
 		return cmd
 	}
-	if err := c.load(ctx, s, keys); err != nil {
+	shared, err := c.load(ctx, s, keys, sent)
+	if err != nil {
+		cmd.SetErr(err)
+		return cmd
+	}
+	c.trip(ctx, 1)
+	sent = time.Now()
+	cmd = c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	if !shared || !isNoScript(cmd.Err()) {
+		return cmd
+	}
+	// Another caller's load served this one, and the script is gone again
+	// (flushed since): load it as if none had.
+	if _, err := c.load(ctx, s, keys, sent); err != nil {
 		cmd.SetErr(err)
 		return cmd
 	}
@@ -205,7 +246,9 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 		cc = nil
 	}
 	asking := false
+	var sent time.Time
 	send := func() (*redis.Cmd, *redis.IntCmd) {
+		sent = time.Now()
 		pipe := target.Pipeline()
 		if asking {
 			_ = pipe.Process(ctx, redis.NewStatusCmd(ctx, "asking"))
@@ -220,16 +263,20 @@ func (c *scripts) runWait(ctx context.Context, s *script, keys []string, replica
 	cmd, wait := send()
 	deadline := time.Now().Add(slotRetryWindow)
 	backoff := 5 * time.Millisecond
-	loaded, redirects := false, 0
+	loads, redirects := 0, 0 // loads: 2 once a load of its own or two shared ones were tried (see runOnce)
 	for {
 		err := cmd.Err()
 		switch {
-		case isNoScript(err) && !loaded:
-			if err := c.load(ctx, s, keys); err != nil {
+		case isNoScript(err) && loads < 2:
+			shared, err := c.load(ctx, s, keys, sent)
+			if err != nil {
 				cmd.SetErr(err)
 				return cmd, 0
 			}
-			loaded = true
+			loads++
+			if !shared {
+				loads = 2
+			}
 		case cc != nil && isMigrating(err) && time.Now().Before(deadline):
 			node, ask := redirectNode(ctx, cc, err)
 			if node != nil && redirects < 3 {
@@ -274,36 +321,94 @@ func redirectNode(ctx context.Context, cc *redis.ClusterClient, err error) (*red
 	return found, f[0] == "ASK"
 }
 
-// load loads s where it is missing. On Cluster it loads it on every master:
-// the node that answered NOSCRIPT may not be the one go-redis's (possibly
-// stale) slot map names for keys, after a migration or a failover, and a
-// node that has the script loses nothing by loading it again.
-func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
-	c.mu.Lock()
-	c.loads++
-	c.mu.Unlock()
-	c.trip(ctx, 1) // on Cluster, one per master, sent in parallel
-	c.emit.emit(Event{Type: EventScriptReloaded, Name: s.name})
-	cc := c.topo.cluster
-	if cc == nil {
-		return c.rdb.ScriptLoad(ctx, s.src).Err()
-	}
-	// Only the load on the node serving keys decides: a master that is
-	// down or unreachable does not fail calls that do not go to it.
+// load makes s present on the node serving keys, for a call that met
+// NOSCRIPT there with a command sent at sent. Concurrent callers share one
+// SCRIPT LOAD per script and node: the first sends it, the others wait for
+// its result (or their own context's end). A load that succeeded after sent
+// serves a caller that comes later too: by then the script is there (unless
+// flushed again since, which the caller's single retry then reports, as it
+// would after a load of its own). A load that failed for its sender's
+// context is tried again by a waiter whose context is alive. shared says
+// the load was another caller's: a caller whose retry meets NOSCRIPT again
+// after a shared load (the script flushed in between) loads it once more,
+// so that sharing never costs a call the single load of its own it had.
+//
+// On Cluster a load goes to every master: the node that answered NOSCRIPT
+// may not be the one go-redis's (possibly stale) slot map names for keys,
+// after a migration or a failover, and a node that has the script loses
+// nothing by loading it again; so one load serves the callers of every
+// node.
+func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.Time) (shared bool, _ error) {
+	k := loadKey{sha: s.sha}
 	addr := ""
-	if len(keys) > 0 {
+	if cc := c.topo.cluster; cc != nil && len(keys) > 0 {
 		if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
 			addr = node.Options().Addr
 		}
 	}
+	for {
+		c.mu.Lock()
+		f := c.loading[k]
+		if f != nil {
+			select {
+			case <-f.done:
+				if f.end.After(sent) && f.result(addr) == nil {
+					c.mu.Unlock()
+					return true, nil
+				}
+				f = nil // ended before this call's command, or failed: load again
+			default:
+			}
+		}
+		if f == nil {
+			f = &loadFlight{done: make(chan struct{})}
+			if c.loading == nil {
+				c.loading = make(map[loadKey]*loadFlight)
+			}
+			c.loading[k] = f
+			c.loads++
+			c.mu.Unlock()
+			errs, err := c.loadNow(ctx, s)
+			c.mu.Lock()
+			f.err, f.errs, f.end = err, errs, time.Now()
+			close(f.done)
+			c.mu.Unlock()
+			return false, f.result(addr)
+		}
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return true, ctx.Err()
+		}
+		err := f.result(addr)
+		if err == nil || ctx.Err() != nil || !isContextErr(err) {
+			return true, err
+		}
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// loadNow sends the SCRIPT LOAD of s: off Cluster, its result; on Cluster,
+// to every master in parallel, each failed master's error by address (a
+// non-nil map) and the first failure.
+func (c *scripts) loadNow(ctx context.Context, s *script) (map[string]error, error) {
+	c.trip(ctx, 1) // on Cluster, one per master, sent in parallel
+	c.emit.emit(Event{Type: EventScriptReloaded, Name: s.name})
+	cc := c.topo.cluster
+	if cc == nil {
+		return nil, c.rdb.ScriptLoad(ctx, s.src).Err()
+	}
 	var mu sync.Mutex
-	var keyErr, anyErr error
+	var anyErr error
+	errs := map[string]error{}
 	_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		if err := node.ScriptLoad(ctx, s.src).Err(); err != nil {
 			mu.Lock()
-			if node.Options().Addr == addr {
-				keyErr = err
-			}
+			errs[node.Options().Addr] = err
 			if anyErr == nil {
 				anyErr = err
 			}
@@ -311,10 +416,7 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string) error {
 		}
 		return nil
 	})
-	if addr == "" {
-		return anyErr
-	}
-	return keyErr
+	return errs, anyErr
 }
 
 // call is one script invocation inside a pipeline.
@@ -331,6 +433,7 @@ type call struct {
 // result is left in its cmd field; the error returned is the first transport
 // error, if any.
 func (c *scripts) runPipelined(ctx context.Context, calls []*call) error {
+	sent := time.Now()
 	err := c.pipeline(ctx, calls)
 	var retry []*call
 	for _, cl := range calls {
@@ -350,7 +453,7 @@ func (c *scripts) runPipelined(ctx context.Context, calls []*call) error {
 		if loaded[k] {
 			continue
 		}
-		if lerr := c.load(ctx, cl.s, cl.keys); lerr != nil {
+		if _, lerr := c.load(ctx, cl.s, cl.keys, sent); lerr != nil {
 			return lerr
 		}
 		loaded[k] = true

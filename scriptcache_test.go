@@ -180,3 +180,100 @@ func TestScriptCacheLoadIgnoresUnrelatedDeadMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// lockStorm takes 50 distinct locks at once (TryLock, no wait) and releases
+// them: every call must succeed.
+func lockStorm(t *testing.T, ctx context.Context, c *Client, prefix string) {
+	t.Helper()
+	locks := make([]*Lock, 50)
+	for i := range locks {
+		locks[i] = c.GetLock(prefix + strconv.Itoa(i))
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, l := range locks {
+		wg.Go(func() {
+			<-start
+			if ok, err := l.TryLock(ctx, 0, time.Minute); !ok || err != nil {
+				t.Errorf("TryLock %s after SCRIPT FLUSH = %v, %v; want true, nil", l.Name(), ok, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, l := range locks {
+		if err := l.Unlock(ctx); err != nil {
+			t.Errorf("Unlock %s: %v", l.Name(), err)
+		}
+	}
+}
+
+// reloadsOf counts the script_reloaded events naming script.
+func reloadsOf(rec *recorder, script string) int {
+	n := 0
+	for _, e := range rec.eventsOf(EventScriptReloaded) {
+		if e.Name == script {
+			n++
+		}
+	}
+	return n
+}
+
+// Callers that meet NOSCRIPT for one script at once share one SCRIPT LOAD:
+// after SCRIPT FLUSH, 50 concurrent lock acquisitions load lock_acquire
+// once, and all succeed.
+func TestScriptsConcurrentNoScriptLoadOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, rec, _ := observedClientOn(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	lockStorm(t, ctx, c, "storm:warm:") // loads both scripts
+	acquire := c.GetLock("x").kind.acquire.name
+	before := reloadsOf(rec, acquire)
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	lockStorm(t, ctx, c, "storm:")
+	if n := reloadsOf(rec, acquire) - before; n != 1 {
+		t.Errorf("%d script_reloaded events for %s after SCRIPT FLUSH and 50 concurrent calls; want 1", n, acquire)
+	}
+	// lock_acquire's load and the release script's (the unlocks after it).
+	if n := commandCalls(t, rdb, "script|load"); n != 2 {
+		t.Errorf("SCRIPT LOAD called %d times; want 2 (one per script)", n)
+	}
+}
+
+// On Cluster one load reaches every master, and so serves the callers of
+// every node: one SCRIPT LOAD per script per master.
+func TestScriptsConcurrentNoScriptLoadOnceCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	ctx := testCtx(t, 2*time.Minute)
+	c, rec, _ := observedClientOn(t, cl.Client(t), nil)
+	lockStorm(t, ctx, c, "storm:warm:")
+	acquire := c.GetLock("x").kind.acquire.name
+	before := reloadsOf(rec, acquire)
+	var nodes []*redis.Client
+	for _, addr := range cl.Masters(t) {
+		n := redis.NewClient(&redis.Options{Addr: addr})
+		defer n.Close()
+		if err := n.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.ConfigResetStat(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	lockStorm(t, ctx, c, "storm:")
+	if n := reloadsOf(rec, acquire) - before; n != 1 {
+		t.Errorf("%d script_reloaded events for %s after SCRIPT FLUSH and 50 concurrent calls; want 1", n, acquire)
+	}
+	for i, n := range nodes {
+		if got := commandCalls(t, n, "script|load"); got != 2 {
+			t.Errorf("master %s: SCRIPT LOAD called %d times; want 2 (one per script)", cl.Masters(t)[i], got)
+		}
+	}
+}
