@@ -40,7 +40,7 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 	for _, bl := range benchLimiters {
 		for _, goroutines := range []int{1, 32} {
 			b.Run(fmt.Sprintf("%s/goroutines=%d", bl.kind, goroutines), func(b *testing.B) {
-				_, rdb, h, _ := benchRedis(b, func(o *redis.Options) { o.PoolSize = goroutines + 4 })
+				_, rdb, h, admin := benchRedis(b, func(o *redis.Options) { o.PoolSize = goroutines + 4 })
 				ctx := benchCtx(b)
 				c := newClient(b, rdb, nil)
 				l := bl.make(c, "bench")
@@ -53,6 +53,7 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 				}
 				b.ReportAllocs()
 				rt0 := h.roundTrips()
+				admin.ConfigResetStat(ctx)
 				var next, rejected atomic.Int64
 				var failed atomic.Value
 				b.ResetTimer()
@@ -85,6 +86,13 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 				b.ReportMetric(float64(h.roundTrips()-rt0)/float64(b.N), "roundtrips/op")
+				var cmds int64
+				for name, n := range benchCommandStats(b, ctx, admin) {
+					if name != "config|resetstat" && name != "info" {
+						cmds += n
+					}
+				}
+				b.ReportMetric(float64(cmds)/float64(b.N), "redis-cmds/op")
 			})
 		}
 	}
