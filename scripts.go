@@ -101,4 +101,11 @@ var (
 	scriptInspectRateLimit = mustScript("inspect_ratelimit")
 	scriptInspectMap       = mustScript("inspect_map")
 	scriptInspectKey       = mustScript("inspect_key")
+
+	// Local-quota mode of the keyed limiters (localquota.go): chunks taken
+	// from the shared state before they are served in process, and a fixed
+	// window's unused permits given back to their own window only.
+	scriptFixedWindowReserve = mustScript("fixed_window_reserve")
+	scriptFixedWindowReturn  = mustScript("fixed_window_return")
+	scriptGCRAReserve        = mustScript("gcra_reserve")
 )
