@@ -141,10 +141,11 @@ func (l *FixedWindowLimiter) WithLocalQuota(q LocalQuota) *LocalQuotaLimiter {
 }
 
 // WithLocalQuota returns l in local-quota mode, configured by q (see
-// LocalQuotaLimiter). A chunk of c permits is served for at most c-1
-// emission intervals after it is taken, and is taken as if that time had
-// passed already: an identity at rest loses up to c-1 permits of its burst
-// to the first chunk, and one under load loses nothing to it. Chunks are
+// LocalQuotaLimiter). A chunk of c permits is served for c-1 emission
+// intervals after it is taken (at least 10ms, at most burst-c intervals),
+// and is taken as if that time had passed already: an identity at rest
+// loses that time's permits of its burst to its first chunk, and one under
+// load loses nothing to it. Chunks are
 // at most (burst+1)/2, so that a full burst can always hold one. It does no
 // I/O. An invalid q (Chunk outside 1 to the burst, negative MaxIdentities)
 // makes every call return ErrInvalidOption.
@@ -381,14 +382,21 @@ func (l *FixedWindowLimiter) giveBack(ctx context.Context, key string, n, token 
 	return nil
 }
 
+// minGCRAChunkLife is the shortest time a GCRA chunk is served for, so
+// that chunks outlive a round trip even when the emission interval is a
+// microsecond.
+const minGCRAChunkLife = 10 * time.Millisecond
+
 // reserve takes a chunk of need to want permits for key (gcra_reserve),
-// valid for want-1 emission intervals; with want == need it is a plain
-// decision (no lookahead, nothing left to serve later).
+// valid for want-1 emission intervals or minGCRAChunkLife, whichever is
+// longer, but no longer than the burst less the chunk (so that an identity
+// at rest can take it); with want == need it is a plain decision (no
+// lookahead, nothing left to serve later).
 func (l *GCRALimiter) reserve(ctx context.Context, key string, want, need int64) (reservation, error) {
 	k := identityKey(l.name, key)
 	var ahead time.Duration
 	if want > need {
-		ahead = time.Duration(want-1) * l.interval
+		ahead = min(max(time.Duration(want-1)*l.interval, minGCRAChunkLife), time.Duration(l.burst-want)*l.interval)
 	}
 	v, err := l.c.scripts.run(ctx, scriptGCRAReserve, []string{k}, l.intervalArg, l.burstArg, want, need,
 		strconv.FormatInt(ahead.Microseconds(), 10)).Int64Slice()
