@@ -176,10 +176,9 @@ func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
 		len(log), len(ws), ambiguous, under, bound)
 }
 
-// Three clients with eight goroutines each on one hot GCRA identity: the
-// merged grant log conforms to the GCRA (virtual scheduling with each
-// grant at the latest moment it can have been served, the most lenient
-// reading), and most of the rate is admitted.
+// Three clients with eight goroutines each on one hot GCRA identity: no
+// span of the merged grant log holds more grants than the rate and burst
+// allow, and most of the rate is admitted.
 func TestLocalQuotaGCRAConforms(t *testing.T) {
 	const (
 		clients, goroutines = 3, 8
@@ -198,15 +197,28 @@ func TestLocalQuotaGCRAConforms(t *testing.T) {
 	log := hammer(t, ctx, hs, "hot")
 	end := time.Now().UnixMicro()
 
-	slices.SortFunc(log, func(a, b servedGrant) int { return int(a.after - b.after) })
+	// A GCRA grants at most burst + d/interval permits in any span of d.
+	// Each grant was served at some moment of [before, after]; counting in
+	// [a, a+d] only the grants whose whole interval lies in it never
+	// counts one that may have been served outside, so a count above the
+	// bound is a real excess.
+	slices.SortFunc(log, func(a, b servedGrant) int { return int(a.before - b.before) })
 	interval := hs[0].l.policy.Window.Microseconds() / rate
-	tolerance := int64(burst) * interval
-	tat := int64(0)
 	for i, g := range log {
-		if tat-tolerance+interval > g.after {
-			t.Fatalf("grant %d at %d µs does not conform: TAT %d, tolerance %d µs", i, g.after, tat, tolerance)
+		for _, d := range []int64{1000, 5000, 20_000, 100_000, 500_000} {
+			n := int64(0)
+			for _, h := range log[i:] {
+				if h.before > g.before+d {
+					break
+				}
+				if h.after <= g.before+d {
+					n++
+				}
+			}
+			if most := burst + d/interval; n > most {
+				t.Fatalf("%d grants within %d µs from %d µs; the GCRA allows at most %d", n, d, g.before, most)
+			}
 		}
-		tat = max(tat, g.after) + interval
 	}
 	ideal := burst + (end-start)/interval
 	t.Logf("%d grants of an ideal %d (%.1f%%)", len(log), ideal, 100*float64(len(log))/float64(ideal))
@@ -436,5 +448,29 @@ func TestLocalQuotaChunkExpires(t *testing.T) {
 		if d, err := tc.l.Allow(ctx, "a", 1); err != nil || !d.Allowed || h.roundTrips() == rt {
 			t.Errorf("%s: Allow after the chunk expired = %+v, %v, served without Redis; want a new chunk", tc.what, d, err)
 		}
+	}
+}
+
+// A GCRA chunk is taken as if its lifetime had passed: an identity at rest
+// that takes a chunk of 2 (served for up to one interval) has its TAT set
+// one interval beyond now + 2 intervals, so a permit served at the end of
+// that lifetime still conforms.
+func TestLocalQuotaGCRALookahead(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	name := limiterName(t, rdb)
+	l := c.GetGCRALimiter(name, 10, time.Second, 4).WithLocalQuota(LocalQuota{Chunk: 2})
+	if _, err := l.Allow(ctx, "a", 1); err != nil { // a plain decision (chunk of 1)
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond) // back at rest: the TAT is in the past
+	if d, err := l.Allow(ctx, "a", 1); err != nil || !d.Allowed {
+		t.Fatalf("Allow = %+v, %v", d, err)
+	}
+	tat, _ := rdb.Get(ctx, identityKey(name, "a")).Int64()
+	now, _ := rdb.Time(ctx).Result()
+	if ahead := time.Duration(tat-now.UnixMicro()) * time.Microsecond; ahead < 280*time.Millisecond {
+		t.Errorf("TAT %v ahead of now; want about 300ms (100ms lookahead + 2 intervals)", ahead)
 	}
 }
