@@ -474,3 +474,38 @@ func TestLocalQuotaGCRALookahead(t *testing.T) {
 		t.Errorf("TAT %v ahead of now; want about 300ms (100ms lookahead + 2 intervals)", ahead)
 	}
 }
+
+// Local quota works on a single node and on Redis Cluster (each identity's
+// key in its own slot): chunks, decisions from them, and Flush.
+func TestLocalQuotaTopologies(t *testing.T) {
+	forTopologies(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testCtx(t, 30*time.Second)
+		c := newClient(t, rdb, nil)
+		name := limiterName(t, rdb)
+		q := LocalQuota{Chunk: 4}
+		for _, l := range []*LocalQuotaLimiter{
+			c.GetFixedWindowLimiter(name+":fw", 10, time.Minute).WithLocalQuota(q),
+			c.GetGCRALimiter(name+":gcra", 1, time.Hour, 10).WithLocalQuota(q),
+		} {
+			t.Cleanup(func() { deleteIdentityKeys(rdb, l.Name()) })
+			allowed := 0
+			for _, key := range []string{"a", "b", "c"} {
+				for range 12 {
+					d, err := l.Allow(ctx, key, 1)
+					if err != nil {
+						t.Fatalf("%s: Allow(%s) = %v", l.Name(), key, err)
+					}
+					if d.Allowed {
+						allowed++
+					}
+				}
+			}
+			if allowed > 30 || allowed < 30-3*(4-1) {
+				t.Errorf("%s: %d of 36 allowed over 3 identities of 10; want %d to 30", l.Name(), allowed, 30-3*3)
+			}
+			if err := l.Flush(ctx); err != nil {
+				t.Errorf("%s: Flush = %v", l.Name(), err)
+			}
+		}
+	})
+}
