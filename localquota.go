@@ -250,10 +250,10 @@ func (l *LocalQuotaLimiter) refill(ctx context.Context, e *quotaEntry, n int64) 
 	e.left = r.left
 	e.resetAt = recv.Add(r.reset)
 	if r.granted < need {
-		e.blockedUntil, e.blockedNeed = sent.Add(r.retry), need
-		d := l.decision(e, false, recv)
-		d.RetryAfter = r.retry
-		return d, nil
+		// From the reply's arrival: a RetryAfter late rather than early (the
+		// refusal then stands up to a round trip longer than in Redis).
+		e.blockedUntil, e.blockedNeed = recv.Add(r.retry), need
+		return l.decision(e, false, recv), nil
 	}
 	e.blockedUntil = time.Time{}
 	valid := sent.Add(r.valid)

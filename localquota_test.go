@@ -77,8 +77,8 @@ func hammer(t *testing.T, ctx context.Context, hs []hammerer, key string) []serv
 // limit of 1,200/s, so each window runs out late) and one slow client that
 // often holds permits when its windows end: every server window (read from the key's
 // PEXPIRETIME while they run) holds at most the limit of grants, no grant
-// falls outside a window, and each full window admits at least limit -
-// clients × (Chunk-1).
+// falls outside a window, and of what each full window counted at most
+// clients × (Chunk-1) permits went unserved.
 func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
 	const (
 		clients      = 3
@@ -100,7 +100,10 @@ func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
 	// The poller records each window's end (server ms) as the server has it.
 	ctx, cancel := context.WithTimeout(testCtx(t, time.Minute), 3*time.Second)
 	defer cancel()
-	ends := map[int64]bool{}
+	// With it, the largest count Redis had in each window: what all clients
+	// took from it, served or not.
+	ends := map[int64]int64{}
+	poll := redis.NewScript(`return {redis.call('pexpiretime', KEYS[1]), tonumber(redis.call('get', KEYS[1]) or '0')}`)
 	var pollWG sync.WaitGroup
 	stop := make(chan struct{})
 	pollWG.Go(func() {
@@ -110,8 +113,8 @@ func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
 				return
 			default:
 			}
-			if e, err := rdb.Do(context.Background(), "PEXPIRETIME", key).Int64(); err == nil && e > 0 {
-				ends[e] = true
+			if v, err := poll.Run(context.Background(), rdb, []string{key}).Int64Slice(); err == nil && len(v) == 2 && v[0] > 0 {
+				ends[v[0]] = max(ends[v[0]], v[1])
 			}
 			time.Sleep(500 * time.Microsecond)
 		}
@@ -162,17 +165,21 @@ func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
 			t.Errorf("window %d (ending %d µs): %d grants; limit %d", i, ws[i], n, limit)
 		}
 	}
+	// Under-admission: permits taken from a window and not served in it.
+	// (Requests the load did not make are not the limiter's: a stalled
+	// machine asks less, so the count Redis had is the measure, not the
+	// limit.)
 	bound := clients * (chunk - 1)
+	var under []int
 	for i := 1; i < len(ws)-1; i++ { // the first and last are cut by the run
-		if short := limit - touching[i]; short > bound {
-			t.Errorf("window %d: %d grants, %d below the limit; bound clients × (Chunk-1) = %d", i, touching[i], short, bound)
+		held := int(ends[ws[i]/1000]) - touching[i]
+		under = append(under, limit-touching[i])
+		if held > bound {
+			t.Errorf("window %d: %d taken from Redis, %d served; %d held unused, bound clients × (Chunk-1) = %d",
+				i, ends[ws[i]/1000], touching[i], held, bound)
 		}
 	}
-	var under []int
-	for i := 1; i < len(ws)-1; i++ {
-		under = append(under, limit-touching[i])
-	}
-	t.Logf("%d grants in %d windows (%d straddling a boundary); under-admission per full window %v (bound %d)",
+	t.Logf("%d grants in %d windows (%d straddling a boundary); below the limit per full window %v (bound on held permits %d)",
 		len(log), len(ws), ambiguous, under, bound)
 }
 
@@ -425,8 +432,9 @@ func TestLocalQuotaChunkExpires(t *testing.T) {
 		l    *LocalQuotaLimiter
 		wait time.Duration
 	}{
-		{"fixed window", c.GetFixedWindowLimiter(name+":fw", 100, 150*time.Millisecond).WithLocalQuota(LocalQuota{Chunk: 8}), 200 * time.Millisecond},
-		{"gcra", c.GetGCRALimiter(name+":gcra", 10, time.Second, 10).WithLocalQuota(LocalQuota{Chunk: 4}), 350 * time.Millisecond}, // a chunk of 4: 300ms
+		{"fixed window", c.GetFixedWindowLimiter(name+":fw", 100, time.Second).WithLocalQuota(LocalQuota{Chunk: 8}), 1100 * time.Millisecond},
+		// 2/s: chunks of 2 live 500ms, chunks of 4 1.5s
+		{"gcra", c.GetGCRALimiter(name+":gcra", 2, time.Second, 10).WithLocalQuota(LocalQuota{Chunk: 4}), 1600 * time.Millisecond},
 	} {
 		t.Cleanup(func() { deleteIdentityKeys(rdb, tc.l.Name()) })
 		for range 2 { // chunks of 1 and 2: 1 held
@@ -465,13 +473,13 @@ func TestLocalQuotaGCRALookahead(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(150 * time.Millisecond) // back at rest: the TAT is in the past
+	before := time.Now()               // the server's clock is this machine's
 	if d, err := l.Allow(ctx, "a", 1); err != nil || !d.Allowed {
 		t.Fatalf("Allow = %+v, %v", d, err)
 	}
 	tat, _ := rdb.Get(ctx, identityKey(name, "a")).Int64()
-	now, _ := rdb.Time(ctx).Result()
-	if ahead := time.Duration(tat-now.UnixMicro()) * time.Microsecond; ahead < 280*time.Millisecond {
-		t.Errorf("TAT %v ahead of now; want about 300ms (100ms lookahead + 2 intervals)", ahead)
+	if ahead := time.Duration(tat-before.UnixMicro()) * time.Microsecond; ahead < 300*time.Millisecond {
+		t.Errorf("TAT %v after the call; want at least 300ms (100ms lookahead + 2 intervals)", ahead)
 	}
 }
 
