@@ -28,7 +28,8 @@ var (
 	// ErrNegativeDuration is returned when a wait, lease or timeout is negative.
 	ErrNegativeDuration = errors.New("redisson: negative duration")
 
-	// ErrInvalidOption is returned by New for an Options value out of range.
+	// ErrInvalidOption is returned by New for an Options value out of range,
+	// and by the calls of a limiter given an invalid LocalQuota.
 	ErrInvalidOption = errors.New("redisson: invalid option")
 
 	// ErrNotHeld is returned by Unlock (and the other release calls) when the

@@ -40,7 +40,7 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 	for _, bl := range benchLimiters {
 		for _, goroutines := range []int{1, 32} {
 			b.Run(fmt.Sprintf("%s/goroutines=%d", bl.kind, goroutines), func(b *testing.B) {
-				_, rdb, h, _ := benchRedis(b, func(o *redis.Options) { o.PoolSize = goroutines + 4 })
+				_, rdb, h, admin := benchRedis(b, func(o *redis.Options) { o.PoolSize = goroutines + 4 })
 				ctx := benchCtx(b)
 				c := newClient(b, rdb, nil)
 				l := bl.make(c, "bench")
@@ -53,6 +53,7 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 				}
 				b.ReportAllocs()
 				rt0 := h.roundTrips()
+				admin.ConfigResetStat(ctx)
 				var next, rejected atomic.Int64
 				var failed atomic.Value
 				b.ResetTimer()
@@ -85,6 +86,13 @@ func BenchmarkKeyedLimiter(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 				b.ReportMetric(float64(h.roundTrips()-rt0)/float64(b.N), "roundtrips/op")
+				var cmds int64
+				for name, n := range benchCommandStats(b, ctx, admin) {
+					if name != "config|resetstat" && name != "info" {
+						cmds += n
+					}
+				}
+				b.ReportMetric(float64(cmds)/float64(b.N), "redis-cmds/op")
 			})
 		}
 	}
@@ -151,4 +159,75 @@ func usedMemory(b *testing.B, ctx context.Context, rdb *redis.Client) int64 {
 	}
 	b.Fatal("no used_memory in INFO memory")
 	return 0
+}
+
+// BenchmarkKeyedLimiterLocalQuota measures local-quota mode on one hot
+// identity (a limit no benchmark reaches, chunks of 1000): decisions per
+// second and round trips per decision.
+//
+//	go test -run '^$' -bench 'KeyedLimiterLocalQuota' -benchtime 2s .
+func BenchmarkKeyedLimiterLocalQuota(b *testing.B) {
+	q := LocalQuota{Chunk: 1000}
+	kinds := []struct {
+		kind string
+		make func(c *Client) *LocalQuotaLimiter
+	}{
+		{"fixedwindow", func(c *Client) *LocalQuotaLimiter {
+			return c.GetFixedWindowLimiter("bench", 1<<40, time.Hour).WithLocalQuota(q)
+		}},
+		{"gcra", func(c *Client) *LocalQuotaLimiter {
+			return c.GetGCRALimiter("bench", 1_000_000, time.Second, 1<<30).WithLocalQuota(q)
+		}},
+	}
+	for _, k := range kinds {
+		for _, goroutines := range []int{1, 32} {
+			b.Run(fmt.Sprintf("%s/goroutines=%d", k.kind, goroutines), func(b *testing.B) {
+				_, rdb, h, _ := benchRedis(b)
+				ctx := benchCtx(b)
+				l := k.make(newClient(b, rdb, nil))
+				if _, err := l.Allow(ctx, "hot", 1); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				rt0 := h.roundTrips()
+				var rejected atomic.Int64
+				var failed atomic.Value
+				b.SetParallelism((goroutines + 1) / 2) // GOMAXPROCS is 2 here
+				b.ResetTimer()
+				if goroutines == 1 {
+					for range b.N {
+						d, err := l.Allow(ctx, "hot", 1)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if !d.Allowed {
+							rejected.Add(1)
+						}
+					}
+				} else {
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							d, err := l.Allow(ctx, "hot", 1)
+							if err != nil {
+								failed.Store(err)
+								return
+							}
+							if !d.Allowed {
+								rejected.Add(1)
+							}
+						}
+					})
+				}
+				b.StopTimer()
+				if err := failed.Load(); err != nil {
+					b.Fatal(err)
+				}
+				if rejected.Load() > 0 {
+					b.Fatalf("%d decisions rejected; the benchmark measures allowed ones", rejected.Load())
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+				b.ReportMetric(float64(h.roundTrips()-rt0)/float64(b.N), "roundtrips/op")
+			})
+		}
+	}
 }

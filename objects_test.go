@@ -151,6 +151,16 @@ func objectRows() []objectRow {
 		row("GCRALimiter", func(c *Client, name string) *GCRALimiter { return c.GetGCRALimiter(name, 10, time.Second, 5) },
 			func(ctx context.Context, l *GCRALimiter) error { return second(l.Allow(ctx, "id", 1)) },
 			listAt(identityOf("id"))),
+		row("FixedWindowLimiter.WithLocalQuota", func(c *Client, name string) *LocalQuotaLimiter {
+			return c.GetFixedWindowLimiter(name, 10, time.Second).WithLocalQuota(LocalQuota{})
+		},
+			func(ctx context.Context, l *LocalQuotaLimiter) error { return second(l.Allow(ctx, "id", 1)) },
+			listAt(identityOf("id"))),
+		row("GCRALimiter.WithLocalQuota", func(c *Client, name string) *LocalQuotaLimiter {
+			return c.GetGCRALimiter(name, 10, time.Second, 5).WithLocalQuota(LocalQuota{})
+		},
+			func(ctx context.Context, l *LocalQuotaLimiter) error { return second(l.Allow(ctx, "id", 1)) },
+			listAt(identityOf("id"))),
 		row("Bucket", func(c *Client, name string) *Bucket[string] { return GetBucket[string](c, name) },
 			func(ctx context.Context, b *Bucket[string]) error { _, _, err := b.Get(ctx); return err },
 			listAt(itself)),

@@ -143,4 +143,11 @@ var (
 	scriptMapCacheReadAll = mustScript("mapcache_read_all")
 	scriptMapCacheScan    = mustScript("mapcache_scan")
 	scriptMapCacheEvict   = mustScript("mapcache_evict")
+
+	// Local-quota mode of the keyed limiters (localquota.go): chunks taken
+	// from the shared state before they are served in process, and a fixed
+	// window's unused permits given back to their own window only.
+	scriptFixedWindowReserve = mustScript("fixed_window_reserve")
+	scriptFixedWindowReturn  = mustScript("fixed_window_return")
+	scriptGCRAReserve        = mustScript("gcra_reserve")
 )

@@ -10,6 +10,7 @@ require (
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/goredisson/redisson v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	github.com/ulule/limiter/v3 v3.11.2
 )
 

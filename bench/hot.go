@@ -173,6 +173,7 @@ func runHot(ctx context.Context, s *suite) error {
 		redislockLib("best: linear 1ms", time.Millisecond),
 		redsyncLib("defaults (32 tries, 50-250ms)", 0, false),
 		redsyncLib("best: delay 1ms, unlimited tries", time.Millisecond, false),
+		rueidislockLib(),
 	}
 	gs := []int{8, 64}
 	var hots, hands []*table

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/goredisson/redisson"
 	"github.com/redis/go-redis/v9"
@@ -41,6 +42,13 @@ func ourRateLibs() []rateLib {
 				return d.Allowed, err
 			}
 		}),
+		ours("fixed window", "GetFixedWindowLimiter(100 per 1s).WithLocalQuota(Chunk 10)", func(c *redisson.Client) func(context.Context, string) (bool, error) {
+			l := c.GetFixedWindowLimiter("fq", rateLimit, ratePeriod).WithLocalQuota(redisson.LocalQuota{Chunk: 10})
+			return func(ctx context.Context, key string) (bool, error) {
+				d, err := l.Allow(ctx, key, 1)
+				return d.Allowed, err
+			}
+		}),
 		ours("sliding window", "GetRateLimiter per identity (Redisson RRateLimiter)", func(c *redisson.Client) func(context.Context, string) (bool, error) {
 			var mu sync.Mutex
 			limiters := map[string]*redisson.RateLimiter{}
@@ -62,6 +70,40 @@ func ourRateLibs() []rateLib {
 				}
 				return l.TryAcquire(ctx, 1)
 			}
+		}),
+	}
+}
+
+// hotOurRateLibs returns our keyed limiters for the hot-identity table,
+// plain and in local-quota mode, with the limits of its peers.
+func hotOurRateLibs() []rateLib {
+	lib := func(algo, settings string, make func(c *redisson.Client) redisson.KeyedLimiter) rateLib {
+		return rateLib{name: "redisson", algo: algo, settings: settings, kind: kindOurs,
+			open: func(_ context.Context, rdb *redis.Client) (func(context.Context, string) (bool, error), error) {
+				c, err := redisson.New(rdb, nil)
+				if err != nil {
+					return nil, err
+				}
+				l := make(c)
+				return func(ctx context.Context, key string) (bool, error) {
+					d, err := l.Allow(ctx, key, 1)
+					return d.Allowed, err
+				}, nil
+			}}
+	}
+	q := redisson.LocalQuota{Chunk: 1000}
+	return []rateLib{
+		lib("GCRA", "GetGCRALimiter(10^6 per 1s, burst 2^30)", func(c *redisson.Client) redisson.KeyedLimiter {
+			return c.GetGCRALimiter("hg", hotGCRARate, time.Second, hotGCRABurst)
+		}),
+		lib("GCRA", "same, WithLocalQuota(Chunk 1000)", func(c *redisson.Client) redisson.KeyedLimiter {
+			return c.GetGCRALimiter("hgq", hotGCRARate, time.Second, hotGCRABurst).WithLocalQuota(q)
+		}),
+		lib("fixed window", "GetFixedWindowLimiter(10^12 per 1s)", func(c *redisson.Client) redisson.KeyedLimiter {
+			return c.GetFixedWindowLimiter("hf", hotFixedLimit, time.Second)
+		}),
+		lib("fixed window", "same, WithLocalQuota(Chunk 1000)", func(c *redisson.Client) redisson.KeyedLimiter {
+			return c.GetFixedWindowLimiter("hfq", hotFixedLimit, time.Second).WithLocalQuota(q)
 		}),
 	}
 }

@@ -80,7 +80,7 @@ func peerRateLibs() []rateLib {
 }
 
 // rateLoop makes decisions in g goroutines, cycling over the identities.
-func (s *suite) rateLoop(ctx context.Context, srvs []*server, admins []*redis.Client, lib rateLib, g int, tag string) (map[string]float64, error) {
+func (s *suite) rateLoop(ctx context.Context, srvs []*server, admins []*redis.Client, lib rateLib, g, identities int, tag string) (map[string]float64, error) {
 	rdbs, hooks := hooked(srvs, 1)
 	defer rdbs[0].Close()
 	decide, err := lib.open(ctx, rdbs[0])
@@ -96,7 +96,7 @@ func (s *suite) rateLoop(ctx context.Context, srvs []*server, admins []*redis.Cl
 	for i := range g {
 		wg.Go(func() {
 			for n := i; runCtx.Err() == nil; n += g {
-				ok, err := decide(runCtx, "r:"+tag+":"+strconv.Itoa(n%rateIdentities))
+				ok, err := decide(runCtx, "r:"+tag+":"+strconv.Itoa(n%identities))
 				if err != nil {
 					if runCtx.Err() == nil {
 						errOnce.Do(func() { firstErr = err; cancel() })
@@ -263,13 +263,16 @@ func runRate(ctx context.Context, s *suite) error {
 				if ctx.Err() != nil {
 					break
 				}
-				m, err := s.rateLoop(ctx, srvs, admins, libs[k], gs[t], fmt.Sprintf("%d:%d:%d", t, k, r))
+				m, err := s.rateLoop(ctx, srvs, admins, libs[k], gs[t], rateIdentities, fmt.Sprintf("%d:%d:%d", t, k, r))
 				tables[t].rows[k].add(m, err)
 			}
 		}
 	}
 	for _, t := range tables {
 		s.emit(t)
+	}
+	if err := s.runHotRate(ctx, srvs, admins); err != nil {
+		return err
 	}
 
 	n := 10000
@@ -294,4 +297,87 @@ func runRate(ctx context.Context, s *suite) error {
 	}
 	s.emit(mem)
 	return nil
+}
+
+// runHotRate measures one hot identity whose limit is never reached: where
+// local quota serves decisions in process.
+func (s *suite) runHotRate(ctx context.Context, srvs []*server, admins []*redis.Client) error {
+	libs := append(hotPeerRateLibs(), hotOurRateLibs()...)
+	gs := []int{1, 32}
+	var tables []*table
+	for _, g := range gs {
+		t := &table{
+			title: fmt.Sprintf("Rate-limit decisions on one hot identity, %d goroutine(s)", g),
+			note: "One identity, a limit no run reaches (fixed window 10^12 per 1s; GCRA 10^6 per 1s, burst 2^30), " +
+				"one go-redis client. Local quota takes chunks of up to 1000 permits (one round trip each) and decides in process.",
+			primary: "ops", higher: true, ratios: true,
+			cols: []col{
+				{key: "ops", head: "decisions/s (min-max)", format: "%.0f", spread: true},
+				{key: "rt", head: "round trips/decision", format: "%.4f"},
+				{key: "srv", head: "Redis cmds/decision", format: "%.4f"},
+				{key: "allocs", head: "allocs/decision", format: "%.2f"},
+				{key: "allowed", head: "allowed %", format: "%.0f"},
+			},
+		}
+		for _, l := range libs {
+			r := t.row(l.name, l.label(), l.kind)
+			r.group = l.algo
+		}
+		tables = append(tables, t)
+	}
+	for r := range s.rounds {
+		for t := range tables {
+			for i := range libs {
+				k := (i + r) % len(libs)
+				if ctx.Err() != nil {
+					break
+				}
+				m, err := s.rateLoop(ctx, srvs, admins, libs[k], gs[t], 1, fmt.Sprintf("hot:%d:%d:%d", t, k, r))
+				tables[t].rows[k].add(m, err)
+			}
+		}
+	}
+	for _, t := range tables {
+		s.emit(t)
+	}
+	return nil
+}
+
+// Limits of the hot-identity table, never reached in a run.
+const (
+	hotFixedLimit = 1_000_000_000_000
+	hotGCRARate   = 1_000_000
+	hotGCRABurst  = 1 << 30
+)
+
+func hotPeerRateLibs() []rateLib {
+	return []rateLib{
+		{name: "go-redis/redis_rate", algo: "GCRA", settings: "Limit{Rate 10^6, Burst 2^30, Period 1s}", kind: kindPeer,
+			open: func(_ context.Context, rdb *redis.Client) (func(context.Context, string) (bool, error), error) {
+				l := redis_rate.NewLimiter(rdb)
+				lim := redis_rate.Limit{Rate: hotGCRARate, Burst: hotGCRABurst, Period: time.Second}
+				return func(ctx context.Context, key string) (bool, error) {
+					res, err := l.Allow(ctx, key, lim)
+					if err != nil {
+						return false, err
+					}
+					return res.Allowed > 0, nil
+				}, nil
+			}},
+		{name: "ulule/limiter", algo: "fixed window", settings: "redis store (go-redis v9), 10^12 per 1s", kind: kindPeer,
+			open: func(_ context.Context, rdb *redis.Client) (func(context.Context, string) (bool, error), error) {
+				store, err := ulredis.NewStoreWithOptions(rdb, limiter.StoreOptions{Prefix: "limiter", MaxRetry: 3})
+				if err != nil {
+					return nil, err
+				}
+				l := limiter.New(store, limiter.Rate{Period: time.Second, Limit: hotFixedLimit})
+				return func(ctx context.Context, key string) (bool, error) {
+					c, err := l.Get(ctx, key)
+					if err != nil {
+						return false, err
+					}
+					return !c.Reached, nil
+				}, nil
+			}},
+	}
 }

@@ -203,6 +203,7 @@ func runUncontended(ctx context.Context, s *suite) error {
 		oursLock(true),
 		redislockLib("defaults", 0),
 		redsyncLib("defaults", 0, false),
+		rueidislockLib(),
 	}
 	gs := []int{1, 32}
 	var tables []*table

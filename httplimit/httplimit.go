@@ -1,6 +1,8 @@
 // Package httplimit is net/http middleware that rate-limits requests with a
-// redisson.KeyedLimiter (a FixedWindowLimiter or a GCRALimiter), one
-// identity per client IP by default. Its shape is func(http.Handler)
+// redisson.KeyedLimiter (a FixedWindowLimiter or a GCRALimiter, or either
+// in local-quota mode, WithLocalQuota, which decides hot identities in
+// process from chunks taken from Redis), one identity per client IP by
+// default. Its shape is func(http.Handler)
 // http.Handler, so it also serves routers built on net/http (chi's r.Use);
 // gin and echo have adapters in their own modules, ginlimit and echolimit.
 //

@@ -526,3 +526,39 @@ func TestNewInvalid(t *testing.T) {
 		}
 	}
 }
+
+// A limiter in local-quota mode works as any KeyedLimiter: two server
+// instances (each its own Client and local quota) on one client IP admit
+// exactly the limit between them, with truthful headers, then 429.
+func TestLocalQuotaLimiter(t *testing.T) {
+	c1, rdb := newRedisson(t)
+	c2, _ := newRedisson(t)
+	name := limiterName(t, rdb)
+	q := redisson.LocalQuota{Chunk: 8}
+	hs := []http.Handler{
+		mustNew(t, c1.GetFixedWindowLimiter(name, 40, time.Minute).WithLocalQuota(q), nil),
+		mustNew(t, c2.GetFixedWindowLimiter(name, 40, time.Minute).WithLocalQuota(q), nil),
+	}
+	ok := 0
+	for i := range 100 {
+		w := serve(hs[i%2], "192.0.2.9:1")
+		switch w.Code {
+		case http.StatusOK:
+			ok++
+			if !strings.HasPrefix(w.Header().Get("RateLimit"), `"default";r=`) {
+				t.Errorf("RateLimit = %q", w.Header().Get("RateLimit"))
+			}
+		case http.StatusTooManyRequests:
+			if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 61 {
+				t.Errorf("Retry-After = %q; want 1..61 seconds", w.Header().Get("Retry-After"))
+			}
+		default:
+			t.Fatalf("request %d: status %d", i, w.Code)
+		}
+	}
+	// Alternating, both instances use what they hold before the window
+	// runs out, so no permit is lost here; the bound is 2 × (Chunk-1).
+	if ok > 40 || ok < 40-2*(8-1) {
+		t.Errorf("%d requests allowed; want at most 40 and at least %d", ok, 40-2*(8-1))
+	}
+}

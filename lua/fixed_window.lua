@@ -16,20 +16,33 @@
 -- retried 1ms after the PTTL: that is what retry-after reports. A key holding
 -- another type, or a string that is not a count, is an error starting with
 -- WRONGTYPE and is left unchanged.
+--
+-- Two commands on the allowed path: INCRBY first (it opens a window at 0,
+-- and refuses what is not an integer), then PEXPIRE for a new window or
+-- PTTL for an open one. A rejection takes the permits back (DECRBY) inside
+-- this script, so no one ever sees the counter above the limit.
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 
-local cur = redis.call('get', KEYS[1])
-local used = 0
-local ttl = window
-if cur then
-    -- Only what SET and INCRBY write: decimal digits (tonumber would also
-    -- take '1e3', '0x3', ' 2', which INCRBY refuses).
-    used = string.match(cur, '^%d+$') and tonumber(cur)
-    if not used then
-        return redis.error_reply('WRONGTYPE fixed window counter is not a count')
-    end
+local ok, used = pcall(redis.call, 'incrby', KEYS[1], ARGV[3])
+if not ok then
+    -- another type, a string that is not an integer, or an overflow: INCRBY
+    -- changed nothing.
+    return redis.error_reply('WRONGTYPE fixed window counter is not a count')
+end
+local before = used - n
+if before < 0 then
+    -- A negative count is no state of this limiter (it writes only counts).
+    redis.call('decrby', KEYS[1], ARGV[3])
+    return redis.error_reply('WRONGTYPE fixed window counter is not a count')
+end
+
+local ttl
+if before == 0 then
+    ttl = window
+    redis.call('pexpire', KEYS[1], window)
+else
     ttl = redis.call('pttl', KEYS[1])
     if ttl < 0 then
         -- A counter without expiry (written by someone else) would block the
@@ -39,14 +52,8 @@ if cur then
     end
 end
 
-if n > limit - used then
-    return {0, limit - used, (ttl + 1) * 1000, ttl * 1000}
+if used > limit then
+    redis.call('decrby', KEYS[1], ARGV[3])
+    return {0, limit - before, (ttl + 1) * 1000, ttl * 1000}
 end
--- ARGV[3], not n: Redis would write a Lua number of 1e17 or more as
--- '1e+17', which is no count.
-if cur then
-    redis.call('incrby', KEYS[1], ARGV[3])
-else
-    redis.call('set', KEYS[1], ARGV[3], 'px', window)
-end
-return {1, limit - used - n, 0, ttl * 1000}
+return {1, limit - used, 0, ttl * 1000}
