@@ -105,6 +105,50 @@ func TestLocalCachedMapServesFromCache(t *testing.T) {
 	}
 }
 
+// TestLocalCachedMapInterfaceKeysOfOneEncodingInvalidatedTogether reads one
+// key through two Go values of an interface K that encode to the same bytes
+// (int 1 and int64 1), so that both are cached, and checks that another
+// instance's write of the key invalidates both: a message names the key by
+// the hash of its bytes only.
+func TestLocalCachedMapInterfaceKeysOfOneEncodingInvalidatedTogether(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	reader := GetLocalCachedMap[any, string](newClient(t, rdb, nil), name, LocalCacheOptions{})
+	writer := GetLocalCachedMap[any, string](newClient(t, rdb, nil), name, LocalCacheOptions{})
+	defer reader.Close()
+	defer writer.Close()
+	for _, m := range []*LocalCachedMap[any, string]{reader, writer} {
+		if _, err := m.ContainsKey(ctx, "other"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "local cache serving", func() bool { return m.n.Load().live.Load() })
+	}
+	k1, k2 := mustEncodeKey(t, reader, any(int(1))), mustEncodeKey(t, reader, any(int64(1)))
+	if string(k1) != string(k2) {
+		t.Fatalf("int 1 and int64 1 encode to %x and %x: the test needs one encoding", k1, k2)
+	}
+	if _, err := writer.FastPut(ctx, int(1), "old"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []any{int(1), int64(1)} {
+		if v, ok, err := reader.Get(ctx, k); err != nil || !ok || v != "old" {
+			t.Fatalf("Get(%T 1) = %q, %v, %v; want old", k, v, ok, err)
+		}
+	}
+	if _, err := writer.FastPut(ctx, int64(1), "new"); err != nil {
+		t.Fatal(err)
+	}
+	// The invalidation has arrived once the value last cached is dropped.
+	eventually(t, 10*time.Second, "the reader reads new at int64 1", func() bool {
+		v, _, err := reader.Get(ctx, int64(1))
+		return err == nil && v == "new"
+	})
+	if v, ok, err := reader.Get(ctx, int(1)); err != nil || !ok || v != "new" {
+		t.Errorf("Get(int 1) after the write = %q, %v, %v; want new", v, ok, err)
+	}
+}
+
 // TestLocalCachedMapNeverStaleAfterPubSubKill kills the pub/sub connections
 // (CLIENT KILL TYPE pubsub) while another client writes, round after round,
 // and checks that once the reader's connection is back no read returns a
@@ -583,4 +627,14 @@ func TestLocalCachedMapAfterClose(t *testing.T) {
 		t.Fatalf("new handle after Client.Close: %v, want ErrClientClosed", err)
 	}
 	open.Close()
+}
+
+// mustEncodeKey is key as m's codec encodes it.
+func mustEncodeKey[K comparable, V any](t *testing.T, m *LocalCachedMap[K, V], key K) []byte {
+	t.Helper()
+	b, err := m.m.encodeKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
