@@ -591,6 +591,39 @@ func TestLocalCachedMapWrongType(t *testing.T) {
 	}
 }
 
+// TestLocalCachedMapForeignUpdatesLogLeavesMapUnchanged puts a string at
+// the updates log of a map with ReconnectLoad and checks that every write
+// is ErrWrongType with the hash unchanged, rather than writing the hash and
+// failing before its message is published (which would leave the other
+// instances serving the old value).
+func TestLocalCachedMapForeignUpdatesLogLeavesMapUnchanged(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	log := prefixName("redisson__cache_updates_log", name)
+	t.Cleanup(func() { rdb.Del(context.Background(), log) })
+	m := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	defer m.Close()
+	rdb.HSet(ctx, name, mustEncodeKey(t, m, "k"), mustEncodeKey(t, m, "v"))
+	rdb.Set(ctx, log, "foreign", 0)
+	calls := map[string]func() error{
+		"Put":        func() error { _, _, err := m.Put(ctx, "k", "w"); return err },
+		"FastPut":    func() error { _, err := m.FastPut(ctx, "n", "w"); return err },
+		"PutAll":     func() error { return m.PutAll(ctx, map[string]string{"k": "w", "n": "w"}) },
+		"Remove":     func() error { _, _, err := m.Remove(ctx, "k"); return err },
+		"FastRemove": func() error { _, err := m.FastRemove(ctx, "k"); return err },
+	}
+	before := nameState(t, rdb, name)
+	for op, call := range calls {
+		if err := call(); !errors.Is(err, ErrWrongType) {
+			t.Errorf("%s with a string at %s: err = %v, want ErrWrongType", op, log, err)
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Fatalf("%s with a string at %s: Redis changed:\n got %s\nwant %s", op, log, after, before)
+		}
+	}
+}
+
 // TestLocalCachedMapAfterClose checks the handle's Close (ErrHandleClosed,
 // unsubscribed) and the client's (ErrClientClosed); goleak (TestMain)
 // checks that the handle's goroutines were joined.
