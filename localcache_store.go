@@ -306,6 +306,12 @@ func (n *near[K, V]) clearLocked() {
 }
 
 func (n *near[K, V]) putLocked(key K, h [16]byte, val V) {
+	// One cached entry per key hash: messages name keys by the hash of
+	// their bytes, and an interface K may hold two Go values of one
+	// encoding (int 1 and int64 1); the one the index lost would stay.
+	if old, ok := n.index.Load(h); ok && old.(*nearEntry[K, V]).key != key {
+		n.cache.del(old.(*nearEntry[K, V]).key)
+	}
 	e := &nearEntry[K, V]{key: key, hash: h, val: val}
 	if n.ttl != 0 || n.idle != 0 {
 		e.born = time.Now().UnixNano()
@@ -318,6 +324,8 @@ func (n *near[K, V]) putLocked(key K, h [16]byte, val V) {
 }
 
 func (n *near[K, V]) delLocked(key K, h [16]byte) {
-	n.index.Delete(h)
+	if e, ok := n.index.LoadAndDelete(h); ok {
+		n.cache.del(e.(*nearEntry[K, V]).key) // key, or another Go value of its bytes
+	}
 	n.cache.del(key)
 }

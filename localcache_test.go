@@ -105,6 +105,50 @@ func TestLocalCachedMapServesFromCache(t *testing.T) {
 	}
 }
 
+// TestLocalCachedMapInterfaceKeysOfOneEncodingInvalidatedTogether reads one
+// key through two Go values of an interface K that encode to the same bytes
+// (int 1 and int64 1), so that both are cached, and checks that another
+// instance's write of the key invalidates both: a message names the key by
+// the hash of its bytes only.
+func TestLocalCachedMapInterfaceKeysOfOneEncodingInvalidatedTogether(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	reader := GetLocalCachedMap[any, string](newClient(t, rdb, nil), name, LocalCacheOptions{})
+	writer := GetLocalCachedMap[any, string](newClient(t, rdb, nil), name, LocalCacheOptions{})
+	defer reader.Close()
+	defer writer.Close()
+	for _, m := range []*LocalCachedMap[any, string]{reader, writer} {
+		if _, err := m.ContainsKey(ctx, "other"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "local cache serving", func() bool { return m.n.Load().live.Load() })
+	}
+	k1, k2 := mustEncodeKey(t, reader, any(int(1))), mustEncodeKey(t, reader, any(int64(1)))
+	if string(k1) != string(k2) {
+		t.Fatalf("int 1 and int64 1 encode to %x and %x: the test needs one encoding", k1, k2)
+	}
+	if _, err := writer.FastPut(ctx, int(1), "old"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []any{int(1), int64(1)} {
+		if v, ok, err := reader.Get(ctx, k); err != nil || !ok || v != "old" {
+			t.Fatalf("Get(%T 1) = %q, %v, %v; want old", k, v, ok, err)
+		}
+	}
+	if _, err := writer.FastPut(ctx, int64(1), "new"); err != nil {
+		t.Fatal(err)
+	}
+	// The invalidation has arrived once the value last cached is dropped.
+	eventually(t, 10*time.Second, "the reader reads new at int64 1", func() bool {
+		v, _, err := reader.Get(ctx, int64(1))
+		return err == nil && v == "new"
+	})
+	if v, ok, err := reader.Get(ctx, int(1)); err != nil || !ok || v != "new" {
+		t.Errorf("Get(int 1) after the write = %q, %v, %v; want new", v, ok, err)
+	}
+}
+
 // TestLocalCachedMapNeverStaleAfterPubSubKill kills the pub/sub connections
 // (CLIENT KILL TYPE pubsub) while another client writes, round after round,
 // and checks that once the reader's connection is back no read returns a
@@ -547,6 +591,39 @@ func TestLocalCachedMapWrongType(t *testing.T) {
 	}
 }
 
+// TestLocalCachedMapForeignUpdatesLogLeavesMapUnchanged puts a string at
+// the updates log of a map with ReconnectLoad and checks that every write
+// is ErrWrongType with the hash unchanged, rather than writing the hash and
+// failing before its message is published (which would leave the other
+// instances serving the old value).
+func TestLocalCachedMapForeignUpdatesLogLeavesMapUnchanged(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	log := prefixName("redisson__cache_updates_log", name)
+	t.Cleanup(func() { rdb.Del(context.Background(), log) })
+	m := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	defer m.Close()
+	rdb.HSet(ctx, name, mustEncodeKey(t, m, "k"), mustEncodeKey(t, m, "v"))
+	rdb.Set(ctx, log, "foreign", 0)
+	calls := map[string]func() error{
+		"Put":        func() error { _, _, err := m.Put(ctx, "k", "w"); return err },
+		"FastPut":    func() error { _, err := m.FastPut(ctx, "n", "w"); return err },
+		"PutAll":     func() error { return m.PutAll(ctx, map[string]string{"k": "w", "n": "w"}) },
+		"Remove":     func() error { _, _, err := m.Remove(ctx, "k"); return err },
+		"FastRemove": func() error { _, err := m.FastRemove(ctx, "k"); return err },
+	}
+	before := nameState(t, rdb, name)
+	for op, call := range calls {
+		if err := call(); !errors.Is(err, ErrWrongType) {
+			t.Errorf("%s with a string at %s: err = %v, want ErrWrongType", op, log, err)
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Fatalf("%s with a string at %s: Redis changed:\n got %s\nwant %s", op, log, after, before)
+		}
+	}
+}
+
 // TestLocalCachedMapAfterClose checks the handle's Close (ErrHandleClosed,
 // unsubscribed) and the client's (ErrClientClosed); goleak (TestMain)
 // checks that the handle's goroutines were joined.
@@ -583,4 +660,14 @@ func TestLocalCachedMapAfterClose(t *testing.T) {
 		t.Fatalf("new handle after Client.Close: %v, want ErrClientClosed", err)
 	}
 	open.Close()
+}
+
+// mustEncodeKey is key as m's codec encodes it.
+func mustEncodeKey[K comparable, V any](t *testing.T, m *LocalCachedMap[K, V], key K) []byte {
+	t.Helper()
+	b, err := m.m.encodeKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

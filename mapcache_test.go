@@ -540,6 +540,48 @@ func TestMapCacheWrongType(t *testing.T) {
 	}
 }
 
+// TestMapCacheForeignLastAccessSetWithoutMaxSize puts a string at the
+// last-access zset of a map cache that has no max size (so that the calls
+// have no reason to read it) and checks that the calls that delete an entry
+// answer ErrWrongType with Redis unchanged, the entry included, rather than
+// deleting it and failing after: the background eviction's batch too.
+func TestMapCacheForeignLastAccessSetWithoutMaxSize(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := mapCacheClient(t, rdb, time.Hour)
+	ctx := testCtx(t, time.Minute)
+	name := mapCacheName(t, rdb)
+	keys := mapCacheKeys(name)
+	m := GetMapCache[string, string](c, name)
+	if _, err := m.FastPut(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	// x: an entry whose TTL ran out, not yet deleted.
+	rdb.HSet(ctx, name, "\xa1x", mapCacheEntry(0, []byte("\xa1v")))
+	rdb.ZAdd(ctx, keys[mcTimeout], redis.Z{Score: 1, Member: "\xa1x"})
+	if err := rdb.Set(ctx, keys[mcLastAccess], "foreign", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"Remove":              func() error { _, _, err := m.Remove(ctx, "k"); return err },
+		"Remove expired":      func() error { _, _, err := m.Remove(ctx, "x"); return err },
+		"Get expired":         func() error { _, _, err := m.Get(ctx, "x"); return err },
+		"ContainsKey expired": func() error { _, err := m.ContainsKey(ctx, "x"); return err },
+		"Put expired":         func() error { _, _, err := m.Put(ctx, "x", "w"); return err },
+		"evict": func() error {
+			return c.scripts.run(ctx, scriptMapCacheEvict, keys, "publish", mapCacheEvictBatch).Err()
+		},
+	}
+	before := nameState(t, rdb, name)
+	for op, call := range calls {
+		if err := call(); !errors.Is(m.m.wrap(err), ErrWrongType) {
+			t.Errorf("%s with a string at %s: got %v, want ErrWrongType", op, keys[mcLastAccess], err)
+		}
+		if after := nameState(t, rdb, name); after != before {
+			t.Fatalf("%s with a string at %s: Redis changed:\n got %s\nwant %s", op, keys[mcLastAccess], after, before)
+		}
+	}
+}
+
 // TestMapCacheMaxSize checks Redisson's max size: the least recently used
 // (LRU) or least often used (LFU) entries beyond it are evicted by the write
 // that exceeds it, never the entry written.

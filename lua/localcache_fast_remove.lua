@@ -14,6 +14,7 @@
 --
 -- Returns how many keys were present. A key of another type is a WRONGTYPE
 -- error from the first HDEL, before anything is deleted.
+notifyCheck(KEYS[3], ARGV[2])
 local n = 0
 local members = {}
 for i = 5, #ARGV, 2 do

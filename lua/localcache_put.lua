@@ -17,6 +17,7 @@
 -- Returns the previous encoded value (or nil), or with 'fast' 1 for a new
 -- key and 0 otherwise. A key of another type is a WRONGTYPE error before
 -- anything is written or published.
+notifyCheck(KEYS[3], ARGV[4])
 local old = false
 if ARGV[8] ~= 'fast' then
   old = redis.call('hget', KEYS[1], ARGV[1])

@@ -13,6 +13,7 @@
 --
 -- Returns nothing. A key of another type is a WRONGTYPE error from the first
 -- HSET, before anything is written.
+notifyCheck(KEYS[3], ARGV[2])
 local members = {}
 for i = 5, #ARGV, 3 do
   redis.call('hset', KEYS[1], ARGV[i], ARGV[i + 1])

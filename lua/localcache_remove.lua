@@ -15,6 +15,7 @@
 --
 -- Returns the removed encoded value, or nil. A key of another type is a
 -- WRONGTYPE error (from HGET), left unchanged.
+notifyCheck(KEYS[3], ARGV[3])
 local old = redis.call('hget', KEYS[1], ARGV[1])
 if old then
   redis.call('hdel', KEYS[1], ARGV[1])

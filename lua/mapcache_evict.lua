@@ -9,9 +9,16 @@
 -- Deletes up to ARGV[2] entries whose TTL ran out and up to ARGV[2] whose max
 -- idle did (the earliest first), with their zset members, and publishes each
 -- deleted entry as expired. Returns {deleted, more}: more is 1 when a zset
--- had a full batch due, so that another call may find more.
+-- had a full batch due, so that another call may find more. A key of the
+-- wrong type fails the script before anything is written.
 --
 -- prelude: mapcache
+-- The types of every key written, before any write: a failed script leaves
+-- the map as it was.
+redis.call('hlen', KEYS[1])
+for k = 2, 4 do
+    redis.call('zcard', KEYS[k])
+end
 local now = mcNow()
 local batch = tonumber(ARGV[2])
 local deleted, more = 0, 0

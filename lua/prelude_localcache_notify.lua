@@ -8,6 +8,17 @@
 -- bytes) to the updates log at score time (the writer's clock, ms), which
 -- instances with ReconnectionStrategy Load read after a reconnect, as
 -- Redisson's do.
+--
+-- notifyCheck(log, mode) reads the updates log's type when mode '2' will
+-- write it: each write calls it before its first write, so that a log of
+-- another type fails the script with the map unchanged (and not written
+-- with its message unpublished).
+local function notifyCheck(log, mode)
+  if mode == '2' then
+    redis.call('zcard', log)
+  end
+end
+
 local function notify(channel, log, publish, msg, mode, time, members)
   if mode == '0' then
     return

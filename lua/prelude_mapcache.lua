@@ -35,7 +35,8 @@
 --   mcPublish(i, ...)       publishes the payload of the strings ... on
 --                           channel KEYS[i]
 --   mcOptions()             the options: max (max-size, 0 = none), lfu
---                           (mode LFU) and listening (has-listeners)
+--                           (mode LFU) and listening (has-listeners); it
+--                           also reads the last-access zset's type
 --   mcState(key[, o])       reads what decides an entry's fate, before any
 --                           write (so a key of the wrong type fails the script
 --                           first): the entry (or false), its timeout and
@@ -104,6 +105,9 @@ end
 
 local function mcOptions()
     local o = redis.call('hmget', KEYS[5], 'max-size', 'mode', 'has-listeners')
+    -- mcDrop writes the last-access zset with or without a max size: its
+    -- type, before any write.
+    redis.call('zcard', KEYS[4])
     return {max = tonumber(o[1]) or 0, lfu = o[2] == 'LFU', listening = o[3] ~= false}
 end
 
@@ -115,9 +119,6 @@ local function mcState(key, o)
     local i = redis.call('zscore', KEYS[3], key)
     s.timeout = t and tonumber(t)
     s.idle = i and tonumber(i)
-    if s.max > 0 then
-        redis.call('zscore', KEYS[4], key) -- its type, before any write
-    end
     return s
 end
 
