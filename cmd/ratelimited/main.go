@@ -61,6 +61,7 @@ type Config struct {
 	Name       string
 	Trusted    []netip.Prefix
 	FailClosed bool
+	Timeout    time.Duration // bound on each decision; 0 means httplimit.DefaultTimeout
 }
 
 func run() int {
@@ -73,6 +74,7 @@ func run() int {
 	flag.Int64Var(&cfg.Burst, "burst", 0, "gcra burst (default: -limit)")
 	flag.StringVar(&cfg.Name, "name", "ratelimited", "limiter name, the prefix of its Redis keys")
 	trust := flag.String("trust", "", "comma-separated `networks` or addresses of trusted reverse proxies")
+	flag.DurationVar(&cfg.Timeout, "timeout", httplimit.DefaultTimeout, "bound on each rate-limit decision; past it the request is served (or refused with -fail-closed)")
 	flag.BoolVar(&cfg.FailClosed, "fail-closed", false, "answer 503 when Redis is unreachable (default: serve without limit)")
 	demo := flag.Int("demo", 0, "send `N` requests to the server from two clients, print the answers and exit")
 	metricsAddr := flag.String("metrics", "", "serve the redisson metrics in Prometheus text format at http://`addr`/metrics (such as :9090)")
@@ -197,6 +199,7 @@ func Handler(c *redisson.Client, cfg Config) (http.Handler, error) {
 	limit, err := httplimit.New(limiter(c, cfg), &httplimit.Options{
 		TrustedProxies: cfg.Trusted,
 		FailClosed:     cfg.FailClosed,
+		Timeout:        cfg.Timeout,
 		PolicyName:     "per-ip",
 		Skip:           func(r *http.Request) bool { return r.URL.Path == "/healthz" },
 	})

@@ -36,7 +36,7 @@ func command(t *testing.T, args string) *exec.Cmd {
 // The doc comment's example, -demo 24 with the default 10 per minute,
 // shows each client's last two requests refused, and exits 0.
 func TestCommandDemoShows429(t *testing.T) {
-	out, err := command(t, "-demo 24").CombinedOutput()
+	out, err := command(t, "-demo 24 -timeout 10s").CombinedOutput()
 	if err != nil {
 		t.Fatalf("-demo 24: %v\n%s", err, out)
 	}
@@ -95,7 +95,9 @@ func TestHandler(t *testing.T) {
 					rdb.Del(context.Background(), name+":{"+ip+"}")
 				}
 			})
-			h, err := Handler(c, Config{Algo: algo, Limit: 3, Window: time.Hour, Name: name})
+			// A decision that ran out of its 50ms default on a loaded machine would be
+			// served (fail open) and read as a limiter that does not limit.
+			h, err := Handler(c, Config{Algo: algo, Limit: 3, Window: time.Hour, Name: name, Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +134,7 @@ func TestHandler(t *testing.T) {
 // limiter's decisions, allowed and denied, and the client's gauges.
 func TestCommandMetrics(t *testing.T) {
 	name := fmt.Sprintf("ratelimited-metrics:%d", time.Now().UnixNano())
-	cmd := command(t, "-addr 127.0.0.1:0 -metrics 127.0.0.1:0 -limit 2 -trust 127.0.0.1 -name "+name)
+	cmd := command(t, "-addr 127.0.0.1:0 -metrics 127.0.0.1:0 -limit 2 -timeout 10s -trust 127.0.0.1 -name "+name)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
