@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A Go holder is read back with its client id, owner number, hold count,
@@ -511,6 +512,72 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	out[base+"dq"] = wantListed{KindList, base + "dq"}
 	out[prefixName("redisson_delay_queue_timeout", base+"dq")] = wantListed{KindDelayDeadlines, base + "dq"}
 	out[prefixName("redisson_delay_queue", base+"dq")] = wantListed{KindDelayPending, base + "dq"}
+
+	mc := GetMapCache[string, string](c, base+"mc")
+	if _, _, err := mc.PutWithTTL(ctx, "k", "v", time.Hour, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SetMaxSize(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.Put(ctx, "k2", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"mc"] = wantListed{KindMapCache, base + "mc"}
+	out[prefixName("redisson__timeout__set", base+"mc")] = wantListed{KindMapCacheExpiry, base + "mc"}
+	out[prefixName("redisson__idle__set", base+"mc")] = wantListed{KindMapCacheIdle, base + "mc"}
+	out[prefixName("redisson__map_cache__last_access__set", base+"mc")] = wantListed{KindMapCacheAccess, base + "mc"}
+	out[suffixName(base+"mc", "redisson_options")] = wantListed{KindMapCacheOptions, base + "mc"}
+	// A MapCache whose entries never expire has its hash alone, told from
+	// a Map's by the entry encoding of its values.
+	if _, _, err := GetMapCache[string, string](c, base+"mcplain").Put(ctx, "k", "a value"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"mcplain"] = wantListed{KindMapCache, base + "mcplain"}
+
+	lc := GetLocalCachedMap[string, string](c, base+"lc", LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	t.Cleanup(func() { lc.Close() })
+	if _, _, err := lc.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"lc"] = wantListed{KindMap, base + "lc"}
+	out[prefixName("redisson__cache_updates_log", base+"lc")] = wantListed{KindLocalCacheUpdates, base + "lc"}
+	// A ClearLocalCache counter lives for the call only: written as the
+	// call writes it.
+	clearKey := base + "lc:clear:8a656eb687d8e1abe8ab62afdafde55a"
+	if err := c.rdb.Set(ctx, clearKey, 0, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out[clearKey] = wantListed{KindLocalCacheClear, base + "lc"}
+
+	bq := GetBoundedBlockingQueue[string](c, base+"bq")
+	if _, err := bq.TrySetCapacity(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := bq.Offer(ctx, "a"); err != nil || !ok {
+		t.Fatalf("Offer = %v, %v", ok, err)
+	}
+	out[base+"bq"] = wantListed{KindList, base + "bq"}
+	out[prefixName("redisson_bqs", base+"bq")] = wantListed{KindQueueCapacity, base + "bq"}
+	// In-flight and drain lists live one round trip, or for good when
+	// their client died in between: written as a dead client left them,
+	// with the registry of in-flight lists beside them.
+	lingering := map[string]wantListed{
+		inflightKey(c.id, base+"bq", true): {KindQueueInFlight, base + "bq"},
+		inflightKey(c.id, base+"q", false): {KindQueueInFlight, base + "q"},
+		drainKey(c.id, base+"q", "1"):      {KindQueueDrain, base + "q"},
+	}
+	for k, w := range lingering {
+		if err := c.rdb.RPush(ctx, k, "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = w
+	}
+	registry := prefixName("redisson_queue_inflight", base+"q")
+	if err := c.rdb.ZAdd(ctx, registry, redis.Z{Score: 1, Member: c.id}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out[registry] = wantListed{KindQueueInFlightRegistry, base + "q"}
 
 	t.Cleanup(func() {
 		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_reservation", base+"sem")} {
