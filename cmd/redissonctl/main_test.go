@@ -176,10 +176,23 @@ func TestCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rdb.Del(ctx, n+":map")
+		mc, timeouts := n+":mc", "redisson__timeout__set:{"+n+":mc}"
+		if _, _, err := redisson.GetMapCache[string, string](cl, mc).PutWithTTL(ctx, "k", "v", time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Del(ctx, mc, timeouts)
+		bq, capacity := n+":bq", "redisson_bqs:{"+n+":bq}"
+		if _, err := redisson.GetBoundedBlockingQueue[string](cl, bq).TrySetCapacity(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Del(ctx, capacity)
 		r := c.run(t, "", addr, "list", "*"+n+"*")
 		r.want(t, exitOK, "list")
 		if !hasRow(r.stdout, n, "lock") || !hasRow(r.stdout, n+":map", "map") || !hasRow(r.stdout, "redisson_lock_token:{"+n+"}", "lock-token") {
 			t.Errorf("list lacks the lock, its token or the map:\n%s", r.stdout)
+		}
+		if !hasRow(r.stdout, mc, "mapcache") || !hasRow(r.stdout, timeouts, "mapcache-expiry") || !hasRow(r.stdout, capacity, "queue-capacity") {
+			t.Errorf("list lacks the map cache, its expiry zset or the queue's capacity:\n%s", r.stdout)
 		}
 		r = c.run(t, "", addr, "-json", "list", "*"+n+"*")
 		r.want(t, exitOK, "list -json")
@@ -191,7 +204,8 @@ func TestCommand(t *testing.T) {
 			}
 			kinds[o.Key] = o.Kind
 		}
-		if kinds[n] != redisson.KindLock || kinds[n+":map"] != redisson.KindMap {
+		if kinds[n] != redisson.KindLock || kinds[n+":map"] != redisson.KindMap || kinds[mc] != redisson.KindMapCache ||
+			kinds[capacity] != redisson.KindQueueCapacity {
 			t.Errorf("list -json kinds = %v", kinds)
 		}
 	})
