@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -735,4 +736,53 @@ func BenchmarkListObjects(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/key")
+}
+
+// InspectQueue reads a bounded queue's length, head, capacity and the
+// elements a client left in flight, and tells a missing queue and a key
+// of another type.
+func TestInspectQueue(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	q := GetBoundedBlockingQueue[string](c, name)
+	dead := uuid.NewString()
+	keys := []string{name, boundedCapKey(name), inflightKey(dead, name, true), drainKey(dead, name, "3"), name + ":h"}
+	t.Cleanup(func() { rdb.Del(context.Background(), keys...) })
+	if _, err := c.InspectQueue(ctx, name, nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("InspectQueue of no queue = %v; want ErrNotFound", err)
+	}
+	if _, err := q.TrySetCapacity(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"first", "second", "third"} {
+		if ok, err := q.Offer(ctx, v); err != nil || !ok {
+			t.Fatalf("Offer(%s) = %v, %v", v, ok, err)
+		}
+	}
+	// A client that died between a move and its settle left two elements
+	// in flight and one in a drain list, having taken their capacity.
+	rdb.RPush(ctx, keys[2], "x", "y")
+	rdb.RPush(ctx, keys[3], "z")
+	rdb.DecrBy(ctx, keys[1], 3)
+	info, err := c.InspectQueue(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Length != 3 || info.Head != "first" || !info.Bounded || info.Free != 4 || info.Capacity != 10 ||
+		len(info.InFlight) != 1 || info.InFlight[dead] != 3 {
+		t.Errorf("InspectQueue = %+v; want 3 waiting, head first, 4 free of 10, 3 in flight on %s", info, dead)
+	}
+	raw, err := c.InspectQueue(ctx, name, BytesCodec{})
+	if err != nil || string(raw.Head.([]byte)) != rdb.LIndex(ctx, name, 0).Val() {
+		t.Errorf("InspectQueue(BytesCodec) head = %v, %v; want the stored bytes", raw.Head, err)
+	}
+	rdb.HSet(ctx, keys[4], "f", "v")
+	if _, err := c.InspectQueue(ctx, keys[4], nil); !errors.Is(err, ErrWrongType) {
+		t.Errorf("InspectQueue of a hash = %v; want ErrWrongType", err)
+	}
+	if _, err := c.InspectQueue(ctx, "", nil); !errors.Is(err, ErrEmptyName) {
+		t.Errorf("InspectQueue(\"\") = %v; want ErrEmptyName", err)
+	}
 }
