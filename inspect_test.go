@@ -786,3 +786,28 @@ func TestInspectQueue(t *testing.T) {
 		t.Errorf("InspectQueue(\"\") = %v; want ErrEmptyName", err)
 	}
 }
+
+// On a cluster InspectQueue finds the in-flight lists on the queue's own
+// master.
+func TestInspectQueueCluster(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, nil)
+	for i := range 3 {
+		name := fmt.Sprintf("test:inspect-queue-cluster:%d:%d", nameSeq.Add(1), i)
+		dead := uuid.NewString()
+		keys := []string{name, inflightKey(dead, name, false)}
+		t.Cleanup(func() { rdb.Del(context.Background(), keys...) })
+		if err := GetQueue[string](c, name).Offer(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		rdb.RPush(ctx, keys[1], "x", "y")
+		info, err := c.InspectQueue(ctx, name, StringCodec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Length != 1 || info.Bounded || info.InFlight[dead] != 2 || len(info.InFlight) != 1 {
+			t.Errorf("InspectQueue(%s) = %+v; want 1 waiting, unbounded, 2 in flight on %s", name, info, dead)
+		}
+	}
+}
