@@ -84,6 +84,11 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 			m.Entries = m.Entries[:a.cfg.page]
 		}
 		v = m
+	case "queue":
+		var q redisson.QueueInfo
+		q, err = a.c.InspectQueue(ctx, name, codec)
+		q.Head = jsonable(q.Head)
+		v = q
 	}
 	if err != nil {
 		return err

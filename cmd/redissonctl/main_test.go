@@ -210,6 +210,41 @@ func TestCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("InspectQueue", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		capacity, dead := "redisson_bqs:{"+n+"}", uuid.NewString()
+		inflight := "redisson_bqueue_inflight:{" + n + "}:" + dead
+		defer rdb.Del(ctx, capacity, inflight)
+		q := redisson.GetBoundedBlockingQueue[string](cl, n)
+		if _, err := q.TrySetCapacity(ctx, 5); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.Offer(ctx, "job-1"); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		rdb.RPush(ctx, inflight, "x") // left by a client that died before its settle
+		rdb.Decr(ctx, capacity)
+		r := c.run(t, "", addr, "inspect", "queue", n)
+		r.want(t, exitOK, "inspect queue")
+		for _, s := range []string{n, `"job-1"`, "3 free of 5", dead} {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("text output lacks %q:\n%s", s, r.stdout)
+			}
+		}
+		r = c.run(t, "", addr, "-json", "inspect", "queue", n)
+		r.want(t, exitOK, "inspect queue -json")
+		var info redisson.QueueInfo
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+			t.Fatalf("-json: %v\n%s", err, r.stdout)
+		}
+		if info.Length != 1 || info.Head != "job-1" || info.Free != 3 || info.Capacity != 5 || info.InFlight[dead] != 1 {
+			t.Errorf("-json = %+v; want 1 waiting, head job-1, 3 free of 5, 1 in flight on %s", info, dead)
+		}
+		c.run(t, "", addr, "inspect", "queue", n+":none").want(t, exitNotFound, "inspect queue of no queue")
+	})
+
 	t.Run("ListCluster", func(t *testing.T) {
 		ctx := context.Background()
 		cluster := redistest.SharedCluster(t)
