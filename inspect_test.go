@@ -811,3 +811,77 @@ func TestInspectQueueCluster(t *testing.T) {
 		}
 	}
 }
+
+// InspectMapCache lists entries with their remaining TTL and idle time, a
+// page at a time, and marks an entry past its deadline still stored.
+func TestInspectMapCache(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), mapCacheKeys(name)[:mcCreated]...) })
+	if _, err := c.InspectMapCache(ctx, name, nil, 0, 10); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("InspectMapCache of no map = %v; want ErrNotFound", err)
+	}
+	// The entries are written by a client closed before the inspection, so
+	// that no eviction pass removes the expired one meanwhile.
+	writer := newClient(t, rdb, nil)
+	mc := GetMapCache[string, string](writer, name)
+	if _, _, err := mc.PutWithTTL(ctx, "ttl", "a", time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.PutWithTTL(ctx, "idle", "b", 0, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.Put(ctx, "forever", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// An entry whose deadline passed, not yet met by a call or eviction.
+	if _, _, err := mc.PutWithTTL(ctx, "gone", "d", time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	enc := func(s string) string { b, _ := c.opts.Codec.Marshal(s); return string(b) }
+	rdb.ZAdd(ctx, mapCacheKeys(name)[mcTimeout], redis.Z{Score: 1, Member: enc("gone")})
+
+	got := map[any]MapCacheEntry{}
+	var cursor uint64
+	for {
+		page, err := c.InspectMapCache(ctx, name, nil, cursor, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Size != 4 || page.ServerTime.IsZero() {
+			t.Fatalf("page = %+v; want size 4 and the server's time", page)
+		}
+		for _, e := range page.Entries {
+			got[e.Key] = e
+		}
+		if cursor = page.Cursor; cursor == 0 {
+			break
+		}
+	}
+	ttl, idle, forever, gone := got["ttl"], got["idle"], got["forever"], got["gone"]
+	switch {
+	case len(got) != 4:
+		t.Errorf("entries = %+v; want 4", got)
+	case ttl.Value != "a" || ttl.TTL <= 50*time.Minute || ttl.TTL > time.Hour || ttl.MaxIdle != 0 || ttl.Expired:
+		t.Errorf("ttl entry = %+v; want up to 1h left", ttl)
+	case idle.Value != "b" || idle.TTL != 0 || idle.MaxIdle != 10*time.Minute || idle.IdleLeft <= 5*time.Minute || idle.IdleLeft > 10*time.Minute:
+		t.Errorf("idle entry = %+v; want max idle 10m, up to 10m left", idle)
+	case forever.Value != "c" || forever.TTL != 0 || forever.IdleLeft != 0 || forever.Expired:
+		t.Errorf("forever entry = %+v; want no deadline", forever)
+	case gone.Value != "d" || !gone.Expired || gone.TTL != 0:
+		t.Errorf("expired entry = %+v; want Expired", gone)
+	}
+	if _, err := c.InspectMapCache(ctx, name, nil, 0, 0); !errors.Is(err, ErrInvalidBatch) {
+		t.Errorf("count 0 = %v; want ErrInvalidBatch", err)
+	}
+	rdb.Set(ctx, name+":s", "x", time.Minute)
+	t.Cleanup(func() { rdb.Del(context.Background(), name+":s") })
+	if _, err := c.InspectMapCache(ctx, name+":s", nil, 0, 10); !errors.Is(err, ErrWrongType) {
+		t.Errorf("InspectMapCache of a string = %v; want ErrWrongType", err)
+	}
+}
