@@ -245,6 +245,31 @@ func TestCommand(t *testing.T) {
 		c.run(t, "", addr, "inspect", "queue", n+":none").want(t, exitNotFound, "inspect queue of no queue")
 	})
 
+	t.Run("InspectMapCache", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		timeouts := "redisson__timeout__set:{" + n + "}"
+		defer rdb.Del(ctx, timeouts)
+		if _, _, err := redisson.GetMapCache[string, string](cl, n).PutWithTTL(ctx, "session", "alice", time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := c.run(t, "", addr, "inspect", "mapcache", n)
+		r.want(t, exitOK, "inspect mapcache")
+		if !strings.Contains(r.stdout, `"session"`) || !strings.Contains(r.stdout, `"alice"`) || !strings.Contains(r.stdout, "IDLE LEFT") {
+			t.Errorf("text output lacks the entry:\n%s", r.stdout)
+		}
+		r = c.run(t, "", addr, "-json", "inspect", "mapcache", n)
+		r.want(t, exitOK, "inspect mapcache -json")
+		var info redisson.MapCacheInfo
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+			t.Fatalf("-json: %v\n%s", err, r.stdout)
+		}
+		if info.Size != 1 || len(info.Entries) != 1 || info.Entries[0].Value != "alice" || info.Entries[0].TTL <= 0 || info.Entries[0].TTL > time.Hour {
+			t.Errorf("-json = %+v; want one entry alice with up to 1h left", info)
+		}
+	})
+
 	t.Run("ListCluster", func(t *testing.T) {
 		ctx := context.Background()
 		cluster := redistest.SharedCluster(t)
