@@ -97,3 +97,40 @@ func ExampleClient_ListObjects() {
 	// permits: 3
 	// missing map: true
 }
+
+// A dashboard shows a bounded queue's backlog and free capacity, and the
+// elements any client holds in flight.
+func ExampleClient_InspectQueue() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	q := redisson.GetBoundedBlockingQueue[string](client, "jobs")
+	if _, err := q.TrySetCapacity(ctx, 10); err != nil {
+		panic(err)
+	}
+	for _, job := range []string{"resize:1", "resize:2"} {
+		if _, err := q.Offer(ctx, job); err != nil {
+			panic(err)
+		}
+	}
+	info, err := client.InspectQueue(ctx, "jobs", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("waiting:", info.Length, "head:", info.Head)
+	fmt.Println("free:", info.Free, "of", info.Capacity, "in flight:", len(info.InFlight))
+	// Output:
+	// waiting: 2 head: resize:1
+	// free: 8 of 10 in flight: 0
+}

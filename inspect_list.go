@@ -48,11 +48,52 @@ const (
 	// IdGenerator's {name}:allocation.
 	KindBloomConfig  ObjectKind = "bloom-config"
 	KindIDAllocation ObjectKind = "id-allocation"
-	// KindMap is any other hash: a Map.
+	// KindMap is any other hash: a Map, or a LocalCachedMap's hash (the
+	// key alone does not say which).
 	KindMap ObjectKind = "map"
-	// KindList is a list at a name of its own: a List or a queue (a
-	// Redisson RQueue, such as a DelayedQueue's destination); the key
-	// alone does not say which.
+	// KindMapCache is a MapCache's hash of entries at its name: a hash with
+	// a companion key in the same slot (redisson__timeout__set:{name},
+	// redisson__idle__set:{name}, the last-access zset or the options), or
+	// whose values all have MapCache's entry encoding (an 8-byte max idle,
+	// an 8-byte little-endian length, the encoded value).
+	KindMapCache ObjectKind = "mapcache"
+	// KindMapCacheExpiry, KindMapCacheIdle and KindMapCacheAccess are a
+	// MapCache's redisson__timeout__set:{name} (entry deadlines),
+	// redisson__idle__set:{name} (idle deadlines) and
+	// redisson__map_cache__last_access__set:{name} (LRU times or LFU
+	// uses, once SetMaxSize set a limit); KindMapCacheOptions is its
+	// {name}:redisson_options hash (max-size, mode, has-listeners).
+	KindMapCacheExpiry  ObjectKind = "mapcache-expiry"
+	KindMapCacheIdle    ObjectKind = "mapcache-idle"
+	KindMapCacheAccess  ObjectKind = "mapcache-access"
+	KindMapCacheOptions ObjectKind = "mapcache-options"
+	// KindLocalCacheUpdates is a LocalCachedMap's
+	// redisson__cache_updates_log:{name} (written with ReconnectLoad);
+	// KindLocalCacheClear is the acknowledgement counter name:clear:<id> of
+	// one ClearLocalCache call, which lives a minute at most.
+	KindLocalCacheUpdates ObjectKind = "localcache-updates"
+	KindLocalCacheClear   ObjectKind = "localcache-clear"
+	// KindQueueCapacity is a BoundedBlockingQueue's redisson_bqs:{name},
+	// its free capacity.
+	KindQueueCapacity ObjectKind = "queue-capacity"
+	// KindQueueInFlight is one client's in-flight list of a blocking queue,
+	// redisson_queue_inflight:{name}:<client uuid> (BlockingQueue) or
+	// redisson_bqueue_inflight:{name}:<client uuid> (BoundedBlockingQueue):
+	// elements moved for its takers and not yet settled. One that lingers
+	// holds the elements of a client that died between move and settle.
+	KindQueueInFlight ObjectKind = "queue-inflight"
+	// KindQueueInFlightRegistry is a zset at
+	// redisson_queue_inflight:{name} or redisson_bqueue_inflight:{name}:
+	// the queue's registry of in-flight lists.
+	KindQueueInFlightRegistry ObjectKind = "queue-inflight-registry"
+	// KindQueueDrain is the list of one Drain call,
+	// redisson_queue_drain:{name}:<client uuid>:<n>; like an in-flight list
+	// it lives one round trip unless its client died meanwhile.
+	KindQueueDrain ObjectKind = "queue-drain"
+	// KindList is a list at a name of its own: a List or a queue (Queue,
+	// Deque, BlockingQueue, BoundedBlockingQueue, a Redisson RQueue such as
+	// a DelayedQueue's destination); the key alone does not say which (a
+	// bounded queue also has a KindQueueCapacity key).
 	KindList ObjectKind = "list"
 	// KindSet is a set at a name of its own: a Set.
 	KindSet ObjectKind = "set"
@@ -207,7 +248,9 @@ func (c *Client) masters(ctx context.Context) ([]scanNode, error) {
 	return nodes, err
 }
 
-// describeKeys runs inspect_key on each key in one pipeline to the node
+// describeKeys runs inspect_key on each key (with the MapCache companions
+// in its slot, so that a MapCache's hash is told from a Map's in the same
+// round trip) in one pipeline to the node
 // that holds them, loading the script there first if it is missing. Keys
 // gone meanwhile are left out.
 func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo, error) {
@@ -218,7 +261,7 @@ func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo,
 		cmds := make([]*redis.Cmd, len(keys))
 		_, err := n.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, k := range keys {
-				cmds[i] = p.EvalSha(ctx, scriptInspectKey.sha, []string{k})
+				cmds[i] = p.EvalSha(ctx, scriptInspectKey.sha, mapCacheCompanions(k))
 			}
 			return nil
 		})
@@ -269,6 +312,14 @@ var prefixKinds = []struct {
 	{"redisson_lock_alive:", KindFairLiveness},
 	{"redisson_delay_queue_timeout:", KindDelayDeadlines},
 	{"redisson_delay_queue:", KindDelayPending},
+	{"redisson__timeout__set:", KindMapCacheExpiry},
+	{"redisson__idle__set:", KindMapCacheIdle},
+	{"redisson__map_cache__last_access__set:", KindMapCacheAccess},
+	{"redisson__cache_updates_log:", KindLocalCacheUpdates},
+	{"redisson_bqs:", KindQueueCapacity},
+	{"redisson_queue_inflight:", KindQueueInFlight},
+	{"redisson_bqueue_inflight:", KindQueueInFlight},
+	{"redisson_queue_drain:", KindQueueDrain},
 	{"redisson_unlock_latch:", KindBookkeeping},
 	{"redisson_sc_reservation:", KindBookkeeping},
 	{"redisson_sc_call:", KindBookkeeping},
@@ -282,11 +333,17 @@ var prefixKinds = []struct {
 func kindOf(key, typ, shape string) (ObjectKind, string) {
 	for _, p := range prefixKinds {
 		if rest, ok := strings.CutPrefix(key, p.prefix); ok {
+			if p.kind == KindQueueInFlight && typ == "zset" {
+				return KindQueueInFlightRegistry, tagOf(rest)
+			}
 			return p.kind, tagOf(rest)
 		}
 	}
 	if strings.Contains(key, ":rwlock_timeout:") && typ == "string" {
 		return KindReadLease, tagOf(key)
+	}
+	if name, ok := clearCounterName(key); ok && typ == "string" {
+		return KindLocalCacheClear, name
 	}
 	if strings.HasPrefix(key, "{") {
 		if k, ok := suffixKind(key, typ); ok {
@@ -296,6 +353,8 @@ func kindOf(key, typ, shape string) (ObjectKind, string) {
 	switch typ {
 	case "hash":
 		switch shape {
+		case "mapcache":
+			return KindMapCache, key
 		case "lock":
 			return KindLock, key
 		case "rwlock":
@@ -326,6 +385,8 @@ func suffixKind(key, typ string) (ObjectKind, bool) {
 	switch {
 	case suffix == "timeout" && typ == "zset":
 		return KindHeldPermits, true
+	case suffix == "redisson_options" && typ == "hash":
+		return KindMapCacheOptions, true
 	case suffix == "config" && typ == "hash":
 		return KindBloomConfig, true
 	case suffix == "allocation" && typ == "string":
@@ -334,6 +395,39 @@ func suffixKind(key, typ string) (ObjectKind, bool) {
 		return KindRateLimiterState, true
 	}
 	return "", false
+}
+
+// clearCounterName returns the map name of a ClearLocalCache counter
+// name:clear:<request id>, the id being 32 hex digits.
+func clearCounterName(key string) (string, bool) {
+	i := strings.LastIndex(key, ":clear:")
+	if i <= 0 {
+		return "", false
+	}
+	id := key[i+len(":clear:"):]
+	if len(id) != 32 {
+		return "", false
+	}
+	for j := 0; j < len(id); j++ {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(id[j])) {
+			return "", false
+		}
+	}
+	return key[:i], true
+}
+
+// mapCacheCompanions returns the keys a MapCache called key would have
+// besides its hash, those of them in key's slot (a script may only name
+// keys of one slot on a Cluster), for inspect_key.
+func mapCacheCompanions(key string) []string {
+	slot := hashSlot(key)
+	out := []string{key}
+	for _, k := range mapCacheKeys(key)[mcTimeout:mcCreated] {
+		if hashSlot(k) == slot {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // tagOf returns the object name of a key built by prefixName or

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A Go holder is read back with its client id, owner number, hold count,
@@ -512,6 +514,72 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	out[prefixName("redisson_delay_queue_timeout", base+"dq")] = wantListed{KindDelayDeadlines, base + "dq"}
 	out[prefixName("redisson_delay_queue", base+"dq")] = wantListed{KindDelayPending, base + "dq"}
 
+	mc := GetMapCache[string, string](c, base+"mc")
+	if _, _, err := mc.PutWithTTL(ctx, "k", "v", time.Hour, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SetMaxSize(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.Put(ctx, "k2", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"mc"] = wantListed{KindMapCache, base + "mc"}
+	out[prefixName("redisson__timeout__set", base+"mc")] = wantListed{KindMapCacheExpiry, base + "mc"}
+	out[prefixName("redisson__idle__set", base+"mc")] = wantListed{KindMapCacheIdle, base + "mc"}
+	out[prefixName("redisson__map_cache__last_access__set", base+"mc")] = wantListed{KindMapCacheAccess, base + "mc"}
+	out[suffixName(base+"mc", "redisson_options")] = wantListed{KindMapCacheOptions, base + "mc"}
+	// A MapCache whose entries never expire has its hash alone, told from
+	// a Map's by the entry encoding of its values.
+	if _, _, err := GetMapCache[string, string](c, base+"mcplain").Put(ctx, "k", "a value"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"mcplain"] = wantListed{KindMapCache, base + "mcplain"}
+
+	lc := GetLocalCachedMap[string, string](c, base+"lc", LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	t.Cleanup(func() { lc.Close() })
+	if _, _, err := lc.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"lc"] = wantListed{KindMap, base + "lc"}
+	out[prefixName("redisson__cache_updates_log", base+"lc")] = wantListed{KindLocalCacheUpdates, base + "lc"}
+	// A ClearLocalCache counter lives for the call only: written as the
+	// call writes it.
+	clearKey := base + "lc:clear:8a656eb687d8e1abe8ab62afdafde55a"
+	if err := c.rdb.Set(ctx, clearKey, 0, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out[clearKey] = wantListed{KindLocalCacheClear, base + "lc"}
+
+	bq := GetBoundedBlockingQueue[string](c, base+"bq")
+	if _, err := bq.TrySetCapacity(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := bq.Offer(ctx, "a"); err != nil || !ok {
+		t.Fatalf("Offer = %v, %v", ok, err)
+	}
+	out[base+"bq"] = wantListed{KindList, base + "bq"}
+	out[prefixName("redisson_bqs", base+"bq")] = wantListed{KindQueueCapacity, base + "bq"}
+	// In-flight and drain lists live one round trip, or for good when
+	// their client died in between: written as a dead client left them,
+	// with the registry of in-flight lists beside them.
+	lingering := map[string]wantListed{
+		inflightKey(c.id, base+"bq", true): {KindQueueInFlight, base + "bq"},
+		inflightKey(c.id, base+"q", false): {KindQueueInFlight, base + "q"},
+		drainKey(c.id, base+"q", "1"):      {KindQueueDrain, base + "q"},
+	}
+	for k, w := range lingering {
+		if err := c.rdb.RPush(ctx, k, "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = w
+	}
+	registry := prefixName("redisson_queue_inflight", base+"q")
+	if err := c.rdb.ZAdd(ctx, registry, redis.Z{Score: 1, Member: c.id}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out[registry] = wantListed{KindQueueInFlightRegistry, base + "q"}
+
 	t.Cleanup(func() {
 		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_reservation", base+"sem")} {
 			c.rdb.Del(context.Background(), k)
@@ -668,4 +736,152 @@ func BenchmarkListObjects(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/key")
+}
+
+// InspectQueue reads a bounded queue's length, head, capacity and the
+// elements a client left in flight, and tells a missing queue and a key
+// of another type.
+func TestInspectQueue(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	q := GetBoundedBlockingQueue[string](c, name)
+	dead := uuid.NewString()
+	keys := []string{name, boundedCapKey(name), inflightKey(dead, name, true), drainKey(dead, name, "3"), name + ":h"}
+	t.Cleanup(func() { rdb.Del(context.Background(), keys...) })
+	if _, err := c.InspectQueue(ctx, name, nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("InspectQueue of no queue = %v; want ErrNotFound", err)
+	}
+	if _, err := q.TrySetCapacity(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"first", "second", "third"} {
+		if ok, err := q.Offer(ctx, v); err != nil || !ok {
+			t.Fatalf("Offer(%s) = %v, %v", v, ok, err)
+		}
+	}
+	// A client that died between a move and its settle left two elements
+	// in flight and one in a drain list, having taken their capacity.
+	rdb.RPush(ctx, keys[2], "x", "y")
+	rdb.RPush(ctx, keys[3], "z")
+	rdb.DecrBy(ctx, keys[1], 3)
+	info, err := c.InspectQueue(ctx, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Length != 3 || info.Head != "first" || !info.Bounded || info.Free != 4 || info.Capacity != 10 ||
+		len(info.InFlight) != 1 || info.InFlight[dead] != 3 {
+		t.Errorf("InspectQueue = %+v; want 3 waiting, head first, 4 free of 10, 3 in flight on %s", info, dead)
+	}
+	raw, err := c.InspectQueue(ctx, name, BytesCodec{})
+	if err != nil || string(raw.Head.([]byte)) != rdb.LIndex(ctx, name, 0).Val() {
+		t.Errorf("InspectQueue(BytesCodec) head = %v, %v; want the stored bytes", raw.Head, err)
+	}
+	rdb.HSet(ctx, keys[4], "f", "v")
+	if _, err := c.InspectQueue(ctx, keys[4], nil); !errors.Is(err, ErrWrongType) {
+		t.Errorf("InspectQueue of a hash = %v; want ErrWrongType", err)
+	}
+	if _, err := c.InspectQueue(ctx, "", nil); !errors.Is(err, ErrEmptyName) {
+		t.Errorf("InspectQueue(\"\") = %v; want ErrEmptyName", err)
+	}
+}
+
+// On a cluster InspectQueue finds the in-flight lists on the queue's own
+// master.
+func TestInspectQueueCluster(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, nil)
+	for i := range 3 {
+		name := fmt.Sprintf("test:inspect-queue-cluster:%d:%d", nameSeq.Add(1), i)
+		dead := uuid.NewString()
+		keys := []string{name, inflightKey(dead, name, false)}
+		t.Cleanup(func() { rdb.Del(context.Background(), keys...) })
+		if err := GetQueue[string](c, name).Offer(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		rdb.RPush(ctx, keys[1], "x", "y")
+		info, err := c.InspectQueue(ctx, name, StringCodec{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Length != 1 || info.Bounded || info.InFlight[dead] != 2 || len(info.InFlight) != 1 {
+			t.Errorf("InspectQueue(%s) = %+v; want 1 waiting, unbounded, 2 in flight on %s", name, info, dead)
+		}
+	}
+}
+
+// InspectMapCache lists entries with their remaining TTL and idle time, a
+// page at a time, and marks an entry past its deadline still stored.
+func TestInspectMapCache(t *testing.T) {
+	ctx := testCtx(t, time.Minute)
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), mapCacheKeys(name)[:mcCreated]...) })
+	if _, err := c.InspectMapCache(ctx, name, nil, 0, 10); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("InspectMapCache of no map = %v; want ErrNotFound", err)
+	}
+	// The entries are written by a client closed before the inspection, so
+	// that no eviction pass removes the expired one meanwhile.
+	writer := newClient(t, rdb, nil)
+	mc := GetMapCache[string, string](writer, name)
+	if _, _, err := mc.PutWithTTL(ctx, "ttl", "a", time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.PutWithTTL(ctx, "idle", "b", 0, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mc.Put(ctx, "forever", "c"); err != nil {
+		t.Fatal(err)
+	}
+	// An entry whose deadline passed, not yet met by a call or eviction.
+	if _, _, err := mc.PutWithTTL(ctx, "gone", "d", time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	enc := func(s string) string { b, _ := c.opts.Codec.Marshal(s); return string(b) }
+	rdb.ZAdd(ctx, mapCacheKeys(name)[mcTimeout], redis.Z{Score: 1, Member: enc("gone")})
+
+	got := map[any]MapCacheEntry{}
+	var cursor uint64
+	for {
+		page, err := c.InspectMapCache(ctx, name, nil, cursor, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Size != 4 || page.ServerTime.IsZero() {
+			t.Fatalf("page = %+v; want size 4 and the server's time", page)
+		}
+		for _, e := range page.Entries {
+			got[e.Key] = e
+		}
+		if cursor = page.Cursor; cursor == 0 {
+			break
+		}
+	}
+	ttl, idle, forever, gone := got["ttl"], got["idle"], got["forever"], got["gone"]
+	switch {
+	case len(got) != 4:
+		t.Errorf("entries = %+v; want 4", got)
+	case ttl.Value != "a" || ttl.TTL <= 50*time.Minute || ttl.TTL > time.Hour || ttl.MaxIdle != 0 || ttl.Expired:
+		t.Errorf("ttl entry = %+v; want up to 1h left", ttl)
+	case idle.Value != "b" || idle.TTL != 0 || idle.MaxIdle != 10*time.Minute || idle.IdleLeft <= 5*time.Minute || idle.IdleLeft > 10*time.Minute:
+		t.Errorf("idle entry = %+v; want max idle 10m, up to 10m left", idle)
+	case forever.Value != "c" || forever.TTL != 0 || forever.IdleLeft != 0 || forever.Expired:
+		t.Errorf("forever entry = %+v; want no deadline", forever)
+	case gone.Value != "d" || !gone.Expired || gone.TTL != 0:
+		t.Errorf("expired entry = %+v; want Expired", gone)
+	}
+	if _, err := c.InspectMapCache(ctx, name, nil, 0, 0); !errors.Is(err, ErrInvalidBatch) {
+		t.Errorf("count 0 = %v; want ErrInvalidBatch", err)
+	}
+	rdb.Set(ctx, name+":s", "x", time.Minute)
+	t.Cleanup(func() { rdb.Del(context.Background(), name+":s") })
+	if _, err := c.InspectMapCache(ctx, name+":s", nil, 0, 10); !errors.Is(err, ErrWrongType) {
+		t.Errorf("InspectMapCache of a string = %v; want ErrWrongType", err)
+	}
 }

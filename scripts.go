@@ -101,6 +101,8 @@ var (
 	scriptInspectRateLimit = mustScript("inspect_ratelimit")
 	scriptInspectMap       = mustScript("inspect_map")
 	scriptInspectKey       = mustScript("inspect_key")
+	scriptInspectQueue     = mustScript("inspect_queue")
+	scriptInspectMapCache  = mustScript("inspect_mapcache")
 
 	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
 	// three list scripts join prelude_list.

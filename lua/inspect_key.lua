@@ -1,17 +1,56 @@
 -- inspect_key: what ListObjects needs to name one key's kind. Writes
 -- nothing.
 --
--- KEYS[1]  any key
+-- KEYS[1]   any key
+-- KEYS[2..] the companion keys a MapCache called KEYS[1] would have
+--           (its timeout, idle and last-access zsets and its options
+--           hash), those of them in KEYS[1]'s slot; possibly none
 --
 -- Returns {type, pttl, shape}: the Redis type ('none' when it went away
--- meanwhile), the PTTL, and for a hash its shape: 'rwlock' (a field 'mode'),
--- 'ratelimiter' (fields 'rate' and 'interval'), 'lock' (at most 64 fields,
--- each an owner "<id>:<n>" or "<id>:<n>:write" with an integer count), else
--- 'map'; '' for other types.
+-- meanwhile), the PTTL, and for a hash its shape: 'mapcache' (a companion
+-- key exists, or every value of the first HSCAN page has MapCache's entry
+-- encoding: an 8-byte max idle, an 8-byte little-endian length and that
+-- many bytes), 'rwlock' (a field 'mode'), 'ratelimiter' (fields 'rate' and
+-- 'interval'), 'lock' (at most 64 fields, each an owner "<id>:<n>" or
+-- "<id>:<n>:write" with an integer count), else 'map'; '' for other types.
 local t = redis.call('type', KEYS[1])['ok']
 local shape = ''
+
+-- isEntry tells whether v is a MapCache entry: 16 bytes of header, the
+-- second 8 the little-endian length of the rest.
+local function isEntry(v)
+    if #v < 16 then
+        return false
+    end
+    local n = 0
+    for i = 16, 9, -1 do
+        n = n * 256 + string.byte(v, i)
+    end
+    return n == #v - 16
+end
+
+local function isMapCache()
+    for i = 2, #KEYS do
+        if redis.call('exists', KEYS[i]) == 1 then
+            return true
+        end
+    end
+    local page = redis.call('hscan', KEYS[1], '0', 'COUNT', 16)[2]
+    if #page == 0 then
+        return false
+    end
+    for i = 2, #page, 2 do
+        if not isEntry(page[i]) then
+            return false
+        end
+    end
+    return true
+end
+
 if t == 'hash' then
-    if redis.call('hexists', KEYS[1], 'mode') == 1 then
+    if isMapCache() then
+        shape = 'mapcache'
+    elseif redis.call('hexists', KEYS[1], 'mode') == 1 then
         shape = 'rwlock'
     elseif redis.call('hexists', KEYS[1], 'rate') == 1 and redis.call('hexists', KEYS[1], 'interval') == 1 then
         shape = 'ratelimiter'

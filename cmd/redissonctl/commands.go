@@ -84,6 +84,21 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 			m.Entries = m.Entries[:a.cfg.page]
 		}
 		v = m
+	case "mapcache":
+		var m redisson.MapCacheInfo
+		m, err = a.c.InspectMapCache(ctx, name, codec, 0, a.cfg.page)
+		for i := range m.Entries {
+			m.Entries[i].Key, m.Entries[i].Value = jsonable(m.Entries[i].Key), jsonable(m.Entries[i].Value)
+		}
+		if len(m.Entries) > a.cfg.page { // HSCAN's COUNT is a hint
+			m.Entries = m.Entries[:a.cfg.page]
+		}
+		v = m
+	case "queue":
+		var q redisson.QueueInfo
+		q, err = a.c.InspectQueue(ctx, name, codec)
+		q.Head = jsonable(q.Head)
+		v = q
 	}
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map NAME
+//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue NAME
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
 //	redissonctl [flags] watch lock|fairlock|rwlock NAME
@@ -47,7 +47,7 @@ const usageText = `usage: redissonctl [flags] COMMAND ...
 Commands:
   inspect KIND NAME   one object's state; KIND is lock, fairlock, rwlock,
                       semaphore, permits (permit-expirable semaphore), latch,
-                      ratelimiter, bucket or map
+                      ratelimiter, bucket, map, mapcache or queue
   list [PATTERN]      the keys of every object (SCAN MATCH PATTERN, default *)
                       on every master, with their kind and TTL
   force-unlock KIND NAME
@@ -268,7 +268,8 @@ var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 
 // inspectKinds are the kinds inspect accepts.
 var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true, "semaphore": true,
-	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true}
+	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true,
+	"mapcache": true, "queue": true}
 
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -350,7 +351,7 @@ func ping(ctx context.Context, cfg config, rdb redis.UniversalClient) error {
 }
 
 func kindList(kinds map[string]bool) string {
-	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map"}
+	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue"}
 	var out []string
 	for _, k := range order {
 		if kinds[k] {

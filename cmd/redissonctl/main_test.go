@@ -176,10 +176,23 @@ func TestCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rdb.Del(ctx, n+":map")
+		mc, timeouts := n+":mc", "redisson__timeout__set:{"+n+":mc}"
+		if _, _, err := redisson.GetMapCache[string, string](cl, mc).PutWithTTL(ctx, "k", "v", time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Del(ctx, mc, timeouts)
+		bq, capacity := n+":bq", "redisson_bqs:{"+n+":bq}"
+		if _, err := redisson.GetBoundedBlockingQueue[string](cl, bq).TrySetCapacity(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		defer rdb.Del(ctx, capacity)
 		r := c.run(t, "", addr, "list", "*"+n+"*")
 		r.want(t, exitOK, "list")
 		if !hasRow(r.stdout, n, "lock") || !hasRow(r.stdout, n+":map", "map") || !hasRow(r.stdout, "redisson_lock_token:{"+n+"}", "lock-token") {
 			t.Errorf("list lacks the lock, its token or the map:\n%s", r.stdout)
+		}
+		if !hasRow(r.stdout, mc, "mapcache") || !hasRow(r.stdout, timeouts, "mapcache-expiry") || !hasRow(r.stdout, capacity, "queue-capacity") {
+			t.Errorf("list lacks the map cache, its expiry zset or the queue's capacity:\n%s", r.stdout)
 		}
 		r = c.run(t, "", addr, "-json", "list", "*"+n+"*")
 		r.want(t, exitOK, "list -json")
@@ -191,8 +204,69 @@ func TestCommand(t *testing.T) {
 			}
 			kinds[o.Key] = o.Kind
 		}
-		if kinds[n] != redisson.KindLock || kinds[n+":map"] != redisson.KindMap {
+		if kinds[n] != redisson.KindLock || kinds[n+":map"] != redisson.KindMap || kinds[mc] != redisson.KindMapCache ||
+			kinds[capacity] != redisson.KindQueueCapacity {
 			t.Errorf("list -json kinds = %v", kinds)
+		}
+	})
+
+	t.Run("InspectQueue", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		capacity, dead := "redisson_bqs:{"+n+"}", uuid.NewString()
+		inflight := "redisson_bqueue_inflight:{" + n + "}:" + dead
+		defer rdb.Del(ctx, capacity, inflight)
+		q := redisson.GetBoundedBlockingQueue[string](cl, n)
+		if _, err := q.TrySetCapacity(ctx, 5); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := q.Offer(ctx, "job-1"); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		rdb.RPush(ctx, inflight, "x") // left by a client that died before its settle
+		rdb.Decr(ctx, capacity)
+		r := c.run(t, "", addr, "inspect", "queue", n)
+		r.want(t, exitOK, "inspect queue")
+		for _, s := range []string{n, `"job-1"`, "3 free of 5", dead} {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("text output lacks %q:\n%s", s, r.stdout)
+			}
+		}
+		r = c.run(t, "", addr, "-json", "inspect", "queue", n)
+		r.want(t, exitOK, "inspect queue -json")
+		var info redisson.QueueInfo
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+			t.Fatalf("-json: %v\n%s", err, r.stdout)
+		}
+		if info.Length != 1 || info.Head != "job-1" || info.Free != 3 || info.Capacity != 5 || info.InFlight[dead] != 1 {
+			t.Errorf("-json = %+v; want 1 waiting, head job-1, 3 free of 5, 1 in flight on %s", info, dead)
+		}
+		c.run(t, "", addr, "inspect", "queue", n+":none").want(t, exitNotFound, "inspect queue of no queue")
+	})
+
+	t.Run("InspectMapCache", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		timeouts := "redisson__timeout__set:{" + n + "}"
+		defer rdb.Del(ctx, timeouts)
+		if _, _, err := redisson.GetMapCache[string, string](cl, n).PutWithTTL(ctx, "session", "alice", time.Hour, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := c.run(t, "", addr, "inspect", "mapcache", n)
+		r.want(t, exitOK, "inspect mapcache")
+		if !strings.Contains(r.stdout, `"session"`) || !strings.Contains(r.stdout, `"alice"`) || !strings.Contains(r.stdout, "IDLE LEFT") {
+			t.Errorf("text output lacks the entry:\n%s", r.stdout)
+		}
+		r = c.run(t, "", addr, "-json", "inspect", "mapcache", n)
+		r.want(t, exitOK, "inspect mapcache -json")
+		var info redisson.MapCacheInfo
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+			t.Fatalf("-json: %v\n%s", err, r.stdout)
+		}
+		if info.Size != 1 || len(info.Entries) != 1 || info.Entries[0].Value != "alice" || info.Entries[0].TTL <= 0 || info.Entries[0].TTL > time.Hour {
+			t.Errorf("-json = %+v; want one entry alice with up to 1h left", info)
 		}
 	})
 

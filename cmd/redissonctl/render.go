@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -181,6 +183,48 @@ func renderObject(w *tabwriter.Writer, v any) {
 		}
 		if n := x.Size - int64(len(x.Entries)); n > 0 {
 			fmt.Fprintf(w, "...\t%d more (-page)\n", n)
+		}
+	case redisson.MapCacheInfo:
+		fmt.Fprintf(w, "map cache\t%s\n", x.Name)
+		fmt.Fprintf(w, "size\t%d entries\n", x.Size)
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "KEY\tVALUE\tTTL\tIDLE LEFT")
+		for _, e := range x.Entries {
+			ttl, idle := "none", "none"
+			if e.TTL > 0 {
+				ttl = human(e.TTL)
+			}
+			if e.MaxIdle > 0 {
+				idle = human(e.IdleLeft) + " of " + human(e.MaxIdle)
+			}
+			if e.Expired {
+				ttl = "expired"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", valueText(e.Key), valueText(e.Value), ttl, idle)
+		}
+		if n := x.Size - int64(len(x.Entries)); n > 0 {
+			fmt.Fprintf(w, "...\t%d more (-page)\n", n)
+		}
+	case redisson.QueueInfo:
+		fmt.Fprintf(w, "queue\t%s\n", x.Name)
+		fmt.Fprintf(w, "length\t%d\n", x.Length)
+		head := "none (empty)"
+		if x.Length > 0 {
+			head = valueText(x.Head)
+		}
+		fmt.Fprintf(w, "head\t%s\n", head)
+		if x.Bounded {
+			fmt.Fprintf(w, "capacity\t%d free of %d\n", x.Free, x.Capacity)
+		} else {
+			fmt.Fprintf(w, "capacity\tunbounded\n")
+		}
+		if len(x.InFlight) > 0 {
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "CLIENT ID\tIN FLIGHT")
+			ids := slices.Sorted(maps.Keys(x.InFlight))
+			for _, id := range ids {
+				fmt.Fprintf(w, "%s\t%d\n", id, x.InFlight[id])
+			}
 		}
 	}
 }
