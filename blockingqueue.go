@@ -59,14 +59,14 @@ type BlockingQueue[T any] struct {
 func GetBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *BlockingQueue[T] {
 	inflight := inflightKey(c.id, name, false)
 	return &BlockingQueue[T]{
-		Queue: newQueue[T](c, blockingQueueKind, name, opts, inflight),
-		spec:  queueSpec{kind: blockingQueueKind, name: name, inflight: inflight},
+		Queue: newQueue[T](c, blockingQueueKind, name, opts, inflight, registryKey(name)),
+		spec:  queueSpec{kind: blockingQueueKind, name: name, inflight: inflight, registry: registryKey(name)},
 	}
 }
 
 // specFor is the dispatcher spec of another queue of the same kind.
 func (q *BlockingQueue[T]) specFor(name string) queueSpec {
-	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name, q.spec.capKey != "")}
+	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name, q.spec.capKey != ""), registry: registryKey(name)}
 	if q.spec.capKey != "" {
 		sp.capKey = boundedCapKey(name)
 		sp.channel = boundedChannel(name)
@@ -190,7 +190,7 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 	}
 	sp := q.spec
 	sp.inflight = drainKey(q.c.id, q.name, q.c.newRequest())
-	vals, err := q.c.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, max).StringSlice()
+	vals, err := q.c.queues.moveScript(ctx, sp, max)
 	if err != nil && !mayHaveRun(err) {
 		return nil, q.wrap(err) // refused: nothing moved
 	}
@@ -204,6 +204,8 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 	switch {
 	case err != nil:
 		return nil, q.wrap(err) // nothing received; the settle put back what moved
+	case errors.Is(serr, errHandOverExpired):
+		return nil, q.wrap(serr) // another client put them back
 	case serr != nil:
 		// The elements may have left Redis: they are returned (a copy
 		// stays in the drain list if the settle did not run).
@@ -217,10 +219,10 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 func (q *BlockingQueue[T]) settleOnce(ctx context.Context, sp queueSpec, handed []any) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.c.opts.CleanupTimeout)
 	defer cancel()
-	keys := []string{sp.name, sp.inflight}
-	if sp.capKey != "" {
-		keys = append(keys, sp.capKey, sp.channel)
-	}
 	args := append([]any{q.c.pubsub.publishArg(sctx)}, handed...)
-	return q.c.scripts.run(sctx, scriptQueueSettle, keys, args...).Err()
+	n, err := q.c.scripts.run(sctx, scriptQueueSettle, settleKeys(sp), args...).Int64()
+	if err == nil && n < 0 {
+		return errHandOverExpired
+	}
+	return err
 }

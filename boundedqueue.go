@@ -51,8 +51,9 @@ func GetBoundedBlockingQueue[T any](c *Client, name string, opts ...ObjectOption
 	inflight := inflightKey(c.id, name, true)
 	capKey, channel := boundedCapKey(name), boundedChannel(name)
 	return &BoundedBlockingQueue[T]{BlockingQueue: BlockingQueue[T]{
-		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, capKey, channel),
-		spec:  queueSpec{kind: boundedQueueKind, name: name, inflight: inflight, capKey: capKey, channel: channel},
+		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, registryKey(name), capKey, channel),
+		spec: queueSpec{kind: boundedQueueKind, name: name, inflight: inflight, registry: registryKey(name),
+			capKey: capKey, channel: channel},
 	}}
 }
 
