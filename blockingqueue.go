@@ -19,8 +19,8 @@ const blockingQueueKind = "blocking queue"
 // Takers of one client wait in an in-process FIFO, and one dispatcher loop
 // per queue and client, running only while takers wait, moves elements
 // from the head of the queue to the client's in-flight list
-// redisson_queue_inflight:{name}:<client uuid> (BLMOVE; a script moving up
-// to one element per waiting taker when several wait) and hands each to
+// redisson_queue_inflight:{name}:<client uuid> (a script moving up to one
+// element per waiting taker; BLMOVE when the queue is empty) and hands each to
 // the oldest taker still waiting. One script then removes the handed
 // elements from the in-flight list and puts any other back at the head of
 // the queue, in order; a taker gets its element only once Redis confirmed
@@ -39,8 +39,14 @@ const blockingQueueKind = "blocking queue"
 // ErrClientClosed at once and waits for the loops (up to about a second).
 // When a client's process dies, or Redis stays unreachable until Close, in
 // the instant between a move and its hand-over, the elements stay in that
-// client's in-flight list: not lost, not delivered, and not put back by
-// anyone else (LMOVE them back to recover them).
+// client's in-flight list, which every move registers for 30 s in the
+// queue's registry redisson_queue_inflight:{name} (a zset; a settle removes
+// it). Once that deadline passed, the next take of any client (Take, Poll
+// with a wait, Drain) puts the list back at the head of the queue in its
+// order, so its elements are delivered next, exactly once. A live client
+// cut off from Redis for longer than that learns at its settle that its
+// elements went back: the takers it had claimed get an error instead
+// (docs/guarantees.md, "Queues: nothing lost").
 //
 // Under a failover the queue has the guarantees of the list it is. The
 // non-blocking Poll(ctx, 0), Offer and Drain are as in Queue; Drain moves

@@ -24,7 +24,8 @@ const boundedQueueKind = "bounded blocking queue"
 // Take, Poll with a wait and Drain lose nothing, as in BlockingQueue (the
 // takers' in-flight list is redisson_bqueue_inflight:{name}:<client uuid>); the
 // capacity of an element is given back when it is handed over, never when
-// it goes back to the queue. Put waits on the channel through the client's
+// it goes back to the queue (a dead client's in-flight list put back by
+// another client's take included). Put waits on the channel through the client's
 // shared subscription and re-checks every second, so a lost message only
 // delays it. An Offer or Put whose reply is lost may be resent by go-redis
 // and so append twice (as in Redisson).
