@@ -86,7 +86,9 @@ func (q *BlockingQueue[T]) specFor(name string) queueSpec {
 // decode (it is consumed); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise. See BlockingQueue for why no
 // element is lost.
-func (q *BlockingQueue[T]) Take(ctx context.Context) (T, error) {
+func (q *BlockingQueue[T]) Take(ctx context.Context) (_ T, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueTake)
+	defer func() { rec.end(err, OutcomeOK) }()
 	v, _, err := q.wait(ctx, -1, []queueSpec{q.spec})
 	return v, err
 }
@@ -95,7 +97,30 @@ func (q *BlockingQueue[T]) Take(ctx context.Context) (T, error) {
 // one (Redisson's poll(timeout)); false when the wait ran out. Poll(ctx, 0)
 // does not wait: one LPOP, as Queue.Poll. It returns ErrNegativeDuration for
 // a negative timeout; the errors of Take otherwise.
-func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
+func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
+	return q.poll(ctx, timeout)
+}
+
+// takeOp is the operation of a Poll with timeout: a take when it waits.
+func takeOp(timeout time.Duration) string {
+	if timeout > 0 {
+		return opQueueTake
+	}
+	return opQueuePoll
+}
+
+// takeOutcome is the outcome of a Poll that returned no error: a wait that
+// ran out timed out.
+func takeOutcome(timeout time.Duration, ok bool) Outcome {
+	if timeout > 0 && !ok {
+		return OutcomeTimedOut
+	}
+	return OutcomeOK
+}
+
+func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
@@ -119,7 +144,9 @@ func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (T, 
 // it with Java). It returns ErrNegativeDuration for a negative timeout,
 // ErrEmptyName or ErrInvalidName for a bad name among others; the errors of
 // Take otherwise.
-func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duration, others ...string) (T, bool, error) {
+func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duration, others ...string) (_ T, ok bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
@@ -149,6 +176,7 @@ func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duratio
 // pollNow takes the head of sp's queue without waiting.
 func (q *BlockingQueue[T]) pollNow(ctx context.Context, sp queueSpec) (string, error) {
 	if sp.capKey == "" {
+		q.c.trip(ctx, 1) // scripts count their own
 		return q.c.rdb.LPop(ctx, sp.name).Result()
 	}
 	return q.c.scripts.run(ctx, scriptBQueuePoll, []string{sp.name, sp.capKey, sp.channel}, q.c.pubsub.publishArg(ctx)).Text()
@@ -163,7 +191,9 @@ func (q *BlockingQueue[T]) wait(ctx context.Context, wait time.Duration, specs [
 	if err := ctx.Err(); err != nil {
 		return zero, false, objectErrorf(q.kind, q.name, "%w", err)
 	}
+	t0 := q.c.blockStart()
 	d, ok, err := q.c.queues.take(ctx, specs, wait)
+	q.c.blockEnd(ctx, t0)
 	switch {
 	case errors.Is(err, ErrClientClosed):
 		return zero, false, ErrClientClosed
@@ -187,7 +217,9 @@ func (q *BlockingQueue[T]) wait(ctx context.Context, wait time.Duration, specs [
 // It returns ErrInvalidBatch for max < 1; ErrCodec when an element does not
 // decode (all are consumed); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
+func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) (_ []T, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDrain)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return nil, err
 	}
