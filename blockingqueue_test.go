@@ -837,3 +837,55 @@ func TestBlockingQueueRecoversClientDiedMidHandOver(t *testing.T) {
 	}
 	noneInFlight(t, rdb, name, 1)
 }
+
+// TestQueueRecoveryMarkScript checks the scripts' side of a live client
+// whose registration expired: another client's queue_take puts its list
+// back and marks it, the late client's settle then reports -1 (so its
+// takers get no element, which went back to the queue), and its resend
+// finds neither list nor mark; an expired mark is dropped by a later take.
+func TestQueueRecoveryMarkScript(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 20*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	late := inflightKey("00000000-0000-4000-8000-000000000001", name, false)
+	mine := inflightKey(c.id, name, false)
+	reg := registryKey(name)
+	deadInFlight(t, rdb, name, late, "a")
+	rdb.RPush(ctx, name, "z")
+	got, err := c.scripts.run(ctx, scriptQueueTake, []string{name, mine, reg}, 0, 100).StringSlice()
+	if err != nil || len(got) != 0 {
+		t.Fatalf("queue_take(0) = %v, %v", got, err)
+	}
+	if q := rdb.LRange(ctx, name, 0, -1).Val(); !slices.Equal(q, []string{"a", "z"}) {
+		t.Fatalf("queue = %v, want [a z]: the expired list put back at the head", q)
+	}
+	if rdb.ZScore(ctx, reg, "recovered:"+late).Err() != nil || rdb.ZScore(ctx, reg, mine).Err() != nil {
+		t.Fatalf("registry = %v; want the mark of %s and the registration of %s", rdb.ZRange(ctx, reg, 0, -1).Val(), late, mine)
+	}
+	settle := func() int64 {
+		n, err := c.scripts.run(ctx, scriptQueueSettle, []string{name, late, reg}, "publish", "a").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := settle(); n != -1 {
+		t.Fatalf("the late client's settle = %d, want -1 (its elements went back)", n)
+	}
+	if n := settle(); n != 0 {
+		t.Fatalf("its resend = %d, want 0", n)
+	}
+	// An expired mark is dropped by the next take.
+	rdb.ZAdd(ctx, reg, redis.Z{Score: 1, Member: "recovered:" + late})
+	if _, err := c.scripts.run(ctx, scriptQueueTake, []string{name, mine, reg}, 2, 100).StringSlice(); err != nil {
+		t.Fatal(err)
+	}
+	if m := rdb.ZRange(ctx, reg, 0, -1).Val(); !slices.Equal(m, []string{mine}) {
+		t.Fatalf("registry = %v, want only %s", m, mine)
+	}
+	c.scripts.run(ctx, scriptQueueSettle, []string{name, mine, reg}, "publish", "a", "z")
+	if keys := nameState(t, rdb, name); keys != "" {
+		t.Fatalf("keys left: %s", keys)
+	}
+}
