@@ -19,8 +19,8 @@ const blockingQueueKind = "blocking queue"
 // Takers of one client wait in an in-process FIFO, and one dispatcher loop
 // per queue and client, running only while takers wait, moves elements
 // from the head of the queue to the client's in-flight list
-// redisson_queue_inflight:{name}:<client uuid> (BLMOVE; a script moving up
-// to one element per waiting taker when several wait) and hands each to
+// redisson_queue_inflight:{name}:<client uuid> (a script moving up to one
+// element per waiting taker; BLMOVE when the queue is empty) and hands each to
 // the oldest taker still waiting. One script then removes the handed
 // elements from the in-flight list and puts any other back at the head of
 // the queue, in order; a taker gets its element only once Redis confirmed
@@ -39,8 +39,14 @@ const blockingQueueKind = "blocking queue"
 // ErrClientClosed at once and waits for the loops (up to about a second).
 // When a client's process dies, or Redis stays unreachable until Close, in
 // the instant between a move and its hand-over, the elements stay in that
-// client's in-flight list: not lost, not delivered, and not put back by
-// anyone else (LMOVE them back to recover them).
+// client's in-flight list, which every move registers for 30 s in the
+// queue's registry redisson_queue_inflight:{name} (a zset; a settle removes
+// it). Once that deadline passed, the next take of any client (Take, Poll
+// with a wait, Drain) puts the list back at the head of the queue in its
+// order, so its elements are delivered next, exactly once. A live client
+// cut off from Redis for longer than that learns at its settle that its
+// elements went back: the takers it had claimed get an error instead
+// (docs/guarantees.md, "Queues: nothing lost").
 //
 // Under a failover the queue has the guarantees of the list it is. The
 // non-blocking Poll(ctx, 0), Offer and Drain are as in Queue; Drain moves
@@ -59,14 +65,14 @@ type BlockingQueue[T any] struct {
 func GetBlockingQueue[T any](c *Client, name string, opts ...ObjectOption) *BlockingQueue[T] {
 	inflight := inflightKey(c.id, name, false)
 	return &BlockingQueue[T]{
-		Queue: newQueue[T](c, blockingQueueKind, name, opts, inflight),
-		spec:  queueSpec{kind: blockingQueueKind, name: name, inflight: inflight},
+		Queue: newQueue[T](c, blockingQueueKind, name, opts, inflight, registryKey(name)),
+		spec:  queueSpec{kind: blockingQueueKind, name: name, inflight: inflight, registry: registryKey(name)},
 	}
 }
 
 // specFor is the dispatcher spec of another queue of the same kind.
 func (q *BlockingQueue[T]) specFor(name string) queueSpec {
-	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name, q.spec.capKey != "")}
+	sp := queueSpec{kind: q.spec.kind, name: name, inflight: inflightKey(q.c.id, name, q.spec.capKey != ""), registry: registryKey(name)}
 	if q.spec.capKey != "" {
 		sp.capKey = boundedCapKey(name)
 		sp.channel = boundedChannel(name)
@@ -80,7 +86,9 @@ func (q *BlockingQueue[T]) specFor(name string) queueSpec {
 // decode (it is consumed); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise. See BlockingQueue for why no
 // element is lost.
-func (q *BlockingQueue[T]) Take(ctx context.Context) (T, error) {
+func (q *BlockingQueue[T]) Take(ctx context.Context) (_ T, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueTake)
+	defer func() { rec.end(err, OutcomeOK) }()
 	v, _, err := q.wait(ctx, -1, []queueSpec{q.spec})
 	return v, err
 }
@@ -89,7 +97,30 @@ func (q *BlockingQueue[T]) Take(ctx context.Context) (T, error) {
 // one (Redisson's poll(timeout)); false when the wait ran out. Poll(ctx, 0)
 // does not wait: one LPOP, as Queue.Poll. It returns ErrNegativeDuration for
 // a negative timeout; the errors of Take otherwise.
-func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
+func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
+	return q.poll(ctx, timeout)
+}
+
+// takeOp is the operation of a Poll with timeout: a take when it waits.
+func takeOp(timeout time.Duration) string {
+	if timeout > 0 {
+		return opQueueTake
+	}
+	return opQueuePoll
+}
+
+// takeOutcome is the outcome of a Poll that returned no error: a wait that
+// ran out timed out.
+func takeOutcome(timeout time.Duration, ok bool) Outcome {
+	if timeout > 0 && !ok {
+		return OutcomeTimedOut
+	}
+	return OutcomeOK
+}
+
+func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
@@ -113,7 +144,9 @@ func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (T, 
 // it with Java). It returns ErrNegativeDuration for a negative timeout,
 // ErrEmptyName or ErrInvalidName for a bad name among others; the errors of
 // Take otherwise.
-func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duration, others ...string) (T, bool, error) {
+func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duration, others ...string) (_ T, ok bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
@@ -143,6 +176,7 @@ func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duratio
 // pollNow takes the head of sp's queue without waiting.
 func (q *BlockingQueue[T]) pollNow(ctx context.Context, sp queueSpec) (string, error) {
 	if sp.capKey == "" {
+		q.c.trip(ctx, 1) // scripts count their own
 		return q.c.rdb.LPop(ctx, sp.name).Result()
 	}
 	return q.c.scripts.run(ctx, scriptBQueuePoll, []string{sp.name, sp.capKey, sp.channel}, q.c.pubsub.publishArg(ctx)).Text()
@@ -157,7 +191,9 @@ func (q *BlockingQueue[T]) wait(ctx context.Context, wait time.Duration, specs [
 	if err := ctx.Err(); err != nil {
 		return zero, false, objectErrorf(q.kind, q.name, "%w", err)
 	}
+	t0 := q.c.blockStart()
 	d, ok, err := q.c.queues.take(ctx, specs, wait)
+	q.c.blockEnd(ctx, t0)
 	switch {
 	case errors.Is(err, ErrClientClosed):
 		return zero, false, ErrClientClosed
@@ -181,7 +217,9 @@ func (q *BlockingQueue[T]) wait(ctx context.Context, wait time.Duration, specs [
 // It returns ErrInvalidBatch for max < 1; ErrCodec when an element does not
 // decode (all are consumed); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
+func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) (_ []T, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDrain)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return nil, err
 	}
@@ -190,7 +228,7 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 	}
 	sp := q.spec
 	sp.inflight = drainKey(q.c.id, q.name, q.c.newRequest())
-	vals, err := q.c.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, max).StringSlice()
+	vals, err := q.c.queues.moveScript(ctx, sp, max)
 	if err != nil && !mayHaveRun(err) {
 		return nil, q.wrap(err) // refused: nothing moved
 	}
@@ -204,6 +242,8 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 	switch {
 	case err != nil:
 		return nil, q.wrap(err) // nothing received; the settle put back what moved
+	case errors.Is(serr, errHandOverExpired):
+		return nil, q.wrap(serr) // another client put them back
 	case serr != nil:
 		// The elements may have left Redis: they are returned (a copy
 		// stays in the drain list if the settle did not run).
@@ -217,10 +257,10 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) ([]T, error) {
 func (q *BlockingQueue[T]) settleOnce(ctx context.Context, sp queueSpec, handed []any) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), q.c.opts.CleanupTimeout)
 	defer cancel()
-	keys := []string{sp.name, sp.inflight}
-	if sp.capKey != "" {
-		keys = append(keys, sp.capKey, sp.channel)
-	}
 	args := append([]any{q.c.pubsub.publishArg(sctx)}, handed...)
-	return q.c.scripts.run(sctx, scriptQueueSettle, keys, args...).Err()
+	n, err := q.c.scripts.run(sctx, scriptQueueSettle, settleKeys(sp), args...).Int64()
+	if err == nil && n < 0 {
+		return errHandOverExpired
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -98,6 +99,9 @@ func TestBlockingQueueDrainAndPollFromAny(t *testing.T) {
 		t.Fatalf("PollFromAny with an empty name: got %v, want ErrEmptyName", err)
 	}
 	for _, n := range []string{name, other} {
+		// A loop still in its BLMOVE (up to takeBlock) keeps its
+		// registration until it ends.
+		eventually(t, 10*time.Second, "no keys left of "+n, func() bool { return nameState(t, rdb, n) == "" })
 		if keys := nameState(t, rdb, n); keys != "" {
 			t.Fatalf("keys left behind: %s", keys)
 		}
@@ -135,6 +139,12 @@ func TestBlockingQueueBadInput(t *testing.T) {
 		before := nameState(t, rdb, name)
 		if err := tc.call(); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.what, err, tc.want)
+		}
+		// PollFromAny's loop on the other queue (its name has this one's
+		// as a prefix) keeps its registration until its BLMOVE ends.
+		deadline := time.Now().Add(5 * time.Second)
+		for nameState(t, rdb, name) != before && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
 		}
 		if after := nameState(t, rdb, name); after != before {
 			t.Errorf("%s: Redis changed:\n got %s\nwant %s", tc.what, after, before)
@@ -640,7 +650,7 @@ func TestQueueSettleScript(t *testing.T) {
 	rdb.RPush(ctx, name, "z")
 	rdb.RPush(ctx, inflight, "a", "b", "c", "b")
 	rdb.Set(ctx, capKey, 0, 0)
-	keys := []string{name, inflight, capKey, channel}
+	keys := []string{name, inflight, registryKey(name), capKey, channel}
 	for run := range 2 {
 		if err := c.scripts.run(ctx, scriptQueueSettle, keys, "publish", "b", "c").Err(); err != nil {
 			t.Fatal(err)
@@ -654,5 +664,228 @@ func TestQueueSettleScript(t *testing.T) {
 		if v := rdb.Get(ctx, capKey).Val(); v != "2" {
 			t.Fatalf("run %d: capacity counter = %s, want 2", run, v)
 		}
+	}
+}
+
+// deadInFlight writes what a client that died between a move and its
+// settle leaves: its in-flight list key holding vals, registered in the
+// queue's registry with a deadline already past.
+func deadInFlight(t *testing.T, rdb redis.UniversalClient, name, key string, vals ...string) {
+	t.Helper()
+	ctx := context.Background()
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		args[i] = v
+	}
+	if err := rdb.RPush(ctx, key, args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, registryKey(name), redis.Z{Score: 1, Member: key}).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noneInFlight checks that no in-flight list of queue name is left and
+// that its registry holds only the marks of the lists recovered (one per
+// recovered list, each to be dropped by a take once it expires).
+func noneInFlight(t *testing.T, rdb redis.UniversalClient, name string, recovered int) {
+	t.Helper()
+	ctx := context.Background()
+	var members []string
+	eventually(t, 10*time.Second, "the loops ended", func() bool {
+		members = rdb.ZRange(ctx, registryKey(name), 0, -1).Val()
+		return len(members) == recovered
+	})
+	for _, m := range members {
+		if !strings.HasPrefix(m, "recovered:") {
+			t.Fatalf("registry %v still registers a list", members)
+		}
+	}
+	for _, pat := range []string{"redisson_queue_inflight:*}:*", "redisson_bqueue_inflight:*", "redisson_queue_drain:*"} {
+		for _, k := range rdb.Keys(ctx, pat).Val() {
+			if strings.Contains(k, "{"+name+"}") {
+				t.Fatalf("in-flight list %s left", k)
+			}
+		}
+	}
+}
+
+// takeN takes n elements with Take, failing the test on an error.
+func takeN(t *testing.T, ctx context.Context, q *BlockingQueue[string], n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		v, err := q.Take(ctx)
+		if err != nil {
+			t.Fatalf("Take after %v: %v", got, err)
+		}
+		got = append(got, v)
+	}
+	return got
+}
+
+// TestBlockingQueueRecoversDeadClientInFlight checks that the elements a
+// dead client left in its in-flight lists (takers', a Drain's, a bounded
+// queue's) reach another client's takers exactly once, ahead of the queue
+// and in their order, and that nothing stays in flight or registered.
+func TestBlockingQueueRecoversDeadClientInFlight(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	const dead = "00000000-0000-4000-8000-000000000000"
+
+	t.Run("blocking", func(t *testing.T) {
+		name := uniqueName(t, rdb)
+		deadInFlight(t, rdb, name, inflightKey(dead, name, false), "a", "b")
+		deadInFlight(t, rdb, name, drainKey(dead, name, "7"), "c")
+		q := GetBlockingQueue[string](newClient(t, rdb, nil), name, WithCodec(StringCodec{}))
+		if err := q.Offer(ctx, "z"); err != nil {
+			t.Fatal(err)
+		}
+		// Each take recovers one dead list; the order among lists is the
+		// registry's, within a list the list's.
+		got := takeN(t, ctx, q, 4)
+		if !slices.Equal(got, []string{"a", "b", "c", "z"}) && !slices.Equal(got, []string{"c", "a", "b", "z"}) {
+			t.Fatalf("took %v; want a, b and c (each list in order) before z", got)
+		}
+		if v, ok, err := q.Poll(ctx, 300*time.Millisecond); err != nil || ok {
+			t.Fatalf("Poll after all = %q, %v, %v; want nothing left", v, ok, err)
+		}
+		noneInFlight(t, rdb, name, 2)
+	})
+
+	t.Run("bounded", func(t *testing.T) {
+		name := uniqueName(t, rdb)
+		q := GetBoundedBlockingQueue[string](newClient(t, rdb, nil), name, WithCodec(StringCodec{}))
+		if ok, err := q.TrySetCapacity(ctx, 5); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		for _, v := range []string{"a", "b", "z"} {
+			if ok, err := q.Offer(ctx, v); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+		}
+		// The dead client had moved a and b: capacity 5 = 2 free + z.
+		rdb.LPop(ctx, name)
+		rdb.LPop(ctx, name)
+		deadInFlight(t, rdb, name, inflightKey(dead, name, true), "a", "b")
+		got := takeN(t, ctx, &q.BlockingQueue, 3)
+		if !slices.Equal(got, []string{"a", "b", "z"}) {
+			t.Fatalf("took %v; want a b z", got)
+		}
+		if n, err := q.RemainingCapacity(ctx); err != nil || n != 5 {
+			t.Fatalf("RemainingCapacity = %d, %v; want 5 (each element's capacity back once)", n, err)
+		}
+		noneInFlight(t, rdb, name, 1)
+	})
+}
+
+// TestBlockingQueueRecoversClientDiedMidHandOver checks the recovery end to
+// end: a client's dispatcher moves an element into its in-flight list
+// (BLMOVE) and never hears of it, as its connection is cut and the client
+// given up; once its registration's deadline passes, another client's take
+// gets that element first, exactly once, and nothing stays in flight.
+func TestBlockingQueueRecoversClientDiedMidHandOver(t *testing.T) {
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	via := redis.NewClient(&redis.Options{Addr: proxy.Addr(), ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { via.Close() })
+	dying := newClient(t, via, &Options{CleanupTimeout: 200 * time.Millisecond})
+	dying.queues.lease = 3 * time.Second
+	a := GetBlockingQueue[string](dying, name, WithCodec(StringCodec{}))
+
+	takeCtx, cancel := context.WithCancel(ctx)
+	took := make(chan error, 1)
+	go func() {
+		_, err := a.Take(takeCtx)
+		took <- err
+	}()
+	reg := registryKey(name)
+	eventually(t, 10*time.Second, "the dying client registered its in-flight list", func() bool {
+		return rdb.ZScore(ctx, reg, a.spec.inflight).Err() == nil
+	})
+	time.Sleep(100 * time.Millisecond) // into its BLMOVE
+	proxy.Partition(true)
+	if err := rdb.RPush(ctx, name, "x", "y").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the BLMOVE moved x into the dying client's list", func() bool {
+		return slices.Equal(rdb.LRange(ctx, a.spec.inflight, 0, -1).Val(), []string{"x"})
+	})
+	cancel()
+	if err := <-took; err == nil {
+		t.Fatal("the dying client's Take returned an element through a partition")
+	}
+	dying.Close() // its settle cannot reach Redis: the list is orphaned
+	if !slices.Equal(rdb.LRange(ctx, a.spec.inflight, 0, -1).Val(), []string{"x"}) {
+		t.Fatalf("in-flight list = %v, want [x] left by the dead client", rdb.LRange(ctx, a.spec.inflight, 0, -1).Val())
+	}
+
+	b := GetBlockingQueue[string](newClient(t, rdb, nil), name, WithCodec(StringCodec{}))
+	eventually(t, 20*time.Second, "the dead client's registration expired", func() bool {
+		now, err := rdb.Time(ctx).Result()
+		return err == nil && len(rdb.ZRangeByScore(ctx, reg, &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10)}).Val()) == 1
+	})
+	if got := takeN(t, ctx, b, 2); !slices.Equal(got, []string{"x", "y"}) {
+		t.Fatalf("the other client took %v; want x (recovered, at the head) then y", got)
+	}
+	if v, ok, err := b.Poll(ctx, 300*time.Millisecond); err != nil || ok {
+		t.Fatalf("Poll after all = %q, %v, %v; want nothing left", v, ok, err)
+	}
+	noneInFlight(t, rdb, name, 1)
+}
+
+// TestQueueRecoveryMarkScript checks the scripts' side of a live client
+// whose registration expired: another client's queue_take puts its list
+// back and marks it, the late client's settle then reports -1 (so its
+// takers get no element, which went back to the queue), and its resend
+// finds neither list nor mark; an expired mark is dropped by a later take.
+func TestQueueRecoveryMarkScript(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 20*time.Second)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	late := inflightKey("00000000-0000-4000-8000-000000000001", name, false)
+	mine := inflightKey(c.id, name, false)
+	reg := registryKey(name)
+	deadInFlight(t, rdb, name, late, "a")
+	rdb.RPush(ctx, name, "z")
+	got, err := c.scripts.run(ctx, scriptQueueTake, []string{name, mine, reg}, 0, 100).StringSlice()
+	if err != nil || len(got) != 0 {
+		t.Fatalf("queue_take(0) = %v, %v", got, err)
+	}
+	if q := rdb.LRange(ctx, name, 0, -1).Val(); !slices.Equal(q, []string{"a", "z"}) {
+		t.Fatalf("queue = %v, want [a z]: the expired list put back at the head", q)
+	}
+	if rdb.ZScore(ctx, reg, "recovered:"+late).Err() != nil || rdb.ZScore(ctx, reg, mine).Err() != nil {
+		t.Fatalf("registry = %v; want the mark of %s and the registration of %s", rdb.ZRange(ctx, reg, 0, -1).Val(), late, mine)
+	}
+	settle := func() int64 {
+		n, err := c.scripts.run(ctx, scriptQueueSettle, []string{name, late, reg}, "publish", "a").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := settle(); n != -1 {
+		t.Fatalf("the late client's settle = %d, want -1 (its elements went back)", n)
+	}
+	if n := settle(); n != 0 {
+		t.Fatalf("its resend = %d, want 0", n)
+	}
+	// An expired mark is dropped by the next take.
+	rdb.ZAdd(ctx, reg, redis.Z{Score: 1, Member: "recovered:" + late})
+	if _, err := c.scripts.run(ctx, scriptQueueTake, []string{name, mine, reg}, 2, 100).StringSlice(); err != nil {
+		t.Fatal(err)
+	}
+	if m := rdb.ZRange(ctx, reg, 0, -1).Val(); !slices.Equal(m, []string{mine}) {
+		t.Fatalf("registry = %v, want only %s", m, mine)
+	}
+	c.scripts.run(ctx, scriptQueueSettle, []string{name, mine, reg}, "publish", "a", "z")
+	if keys := nameState(t, rdb, name); keys != "" {
+		t.Fatalf("keys left: %s", keys)
 	}
 }

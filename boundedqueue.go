@@ -24,7 +24,8 @@ const boundedQueueKind = "bounded blocking queue"
 // Take, Poll with a wait and Drain lose nothing, as in BlockingQueue (the
 // takers' in-flight list is redisson_bqueue_inflight:{name}:<client uuid>); the
 // capacity of an element is given back when it is handed over, never when
-// it goes back to the queue. Put waits on the channel through the client's
+// it goes back to the queue (a dead client's in-flight list put back by
+// another client's take included). Put waits on the channel through the client's
 // shared subscription and re-checks every second, so a lost message only
 // delays it. An Offer or Put whose reply is lost may be resent by go-redis
 // and so append twice (as in Redisson).
@@ -51,8 +52,9 @@ func GetBoundedBlockingQueue[T any](c *Client, name string, opts ...ObjectOption
 	inflight := inflightKey(c.id, name, true)
 	capKey, channel := boundedCapKey(name), boundedChannel(name)
 	return &BoundedBlockingQueue[T]{BlockingQueue: BlockingQueue[T]{
-		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, capKey, channel),
-		spec:  queueSpec{kind: boundedQueueKind, name: name, inflight: inflight, capKey: capKey, channel: channel},
+		Queue: newQueue[T](c, boundedQueueKind, name, opts, inflight, registryKey(name), capKey, channel),
+		spec: queueSpec{kind: boundedQueueKind, name: name, inflight: inflight, registry: registryKey(name),
+			capKey: capKey, channel: channel},
 	}}
 }
 
@@ -80,7 +82,9 @@ func (q *BoundedBlockingQueue[T]) bwrap(err error) error {
 // capacity is left alone. It returns ErrInvalidCapacity for n < 1;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (bool, error) {
+func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (_ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueTrySetCapacity)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
@@ -95,10 +99,13 @@ func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (
 // Redisson). It returns ErrNotInitialized before TrySetCapacity;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (int64, error) {
+func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (_ int64, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueCapacity)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return 0, err
 	}
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.Get(ctx, q.spec.capKey).Int64()
 	if errors.Is(err, redis.Nil) {
 		err = errors.New("REDISSON_NOT_INITIALIZED")
@@ -108,13 +115,16 @@ func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (int64,
 
 // Capacity returns the capacity: the free capacity plus the queue's length,
 // read together (MULTI). It returns the errors of RemainingCapacity.
-func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (int64, error) {
+func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (_ int64, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueCapacity)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return 0, err
 	}
+	q.c.trip(ctx, 1)
 	var free *redis.StringCmd
 	var size *redis.IntCmd
-	_, err := q.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = q.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		free = p.Get(ctx, q.spec.capKey)
 		size = p.LLen(ctx, q.name)
 		return nil
@@ -137,7 +147,9 @@ func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (int64, error) {
 // before TrySetCapacity, ErrNilValue for a nil pointer value, ErrCodec when
 // v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (q *BoundedBlockingQueue[T]) Offer(ctx context.Context, v T) (bool, error) {
+func (q *BoundedBlockingQueue[T]) Offer(ctx context.Context, v T) (_ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueOffer)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
@@ -157,7 +169,9 @@ func (q *BoundedBlockingQueue[T]) offer(ctx context.Context, b []byte) (bool, er
 // (Redisson's put). A take by any client, Java's included, wakes it. It
 // returns ctx.Err() (wrapped) when ctx ends first, having appended nothing;
 // the errors of Offer otherwise.
-func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) error {
+func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) (err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePut)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return err
 	}
@@ -168,6 +182,8 @@ func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) error {
 	if ok, err := q.offer(ctx, b); ok || err != nil {
 		return err
 	}
+	t0 := q.c.blockStart()
+	defer q.c.blockEnd(ctx, t0)
 	_, err = q.c.await(ctx, waitSpec{
 		what: q.kind, name: q.name, channel: q.spec.channel, policy: semaphoreWakePolicy, wait: -1,
 		recheck: true, retry: syncRecheck,
@@ -181,8 +197,10 @@ func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) error {
 // Poll removes and returns the head and true, giving back its capacity,
 // waiting at most timeout for one; Poll(ctx, 0) does not wait (one script,
 // as Redisson's poll). It returns the errors of BlockingQueue.Poll.
-func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
-	v, ok, err := q.BlockingQueue.Poll(ctx, timeout)
+func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
+	v, ok, err := q.BlockingQueue.poll(ctx, timeout)
 	return v, ok, q.bwrap(err)
 }
 
@@ -190,10 +208,13 @@ func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duratio
 // reports whether either existed; Offer then needs TrySetCapacity again.
 // It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error.
-func (q *BoundedBlockingQueue[T]) Delete(ctx context.Context) (bool, error) {
+func (q *BoundedBlockingQueue[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.Del(ctx, q.name, q.spec.capKey).Result()
 	return n > 0, q.wrap(err)
 }

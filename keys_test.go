@@ -110,6 +110,7 @@ var documentedKeys = []keyRow{
 	{"Deque", "name", "list", permanent, false},
 	{"BlockingQueue", "name", "list", permanent, false},
 	{"BlockingQueue", "redisson_queue_inflight:{name}:<client uuid>", "list", permanent, true},
+	{"BlockingQueue", "redisson_queue_inflight:{name}", "zset", permanent, true},
 	{"BlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
 	{"BoundedBlockingQueue", "name", "list", permanent, false},
 	{"BoundedBlockingQueue", "redisson_bqs:{name}", "string", permanent, false},

@@ -129,7 +129,7 @@ type Event struct {
 // admin pages. Reading it takes a few mutexes and does no I/O.
 type Stats struct {
 	LeasesHeld      int           // holds this client has (watched by the watchdog or ended by a lease timer)
-	Waiters         int           // callers blocked waiting on a lock (or its handle's gate), semaphore, latch or RateLimiter
+	Waiters         int           // callers blocked waiting on a lock (or its handle's gate), semaphore, latch, RateLimiter, or in a queue's blocking take or Put
 	Channels        int           // pub/sub channels subscribed (or lingering)
 	PubSubConns     int           // pub/sub connections open
 	PubSubReplaced  uint64        // pub/sub connections replaced after a failure, since New
@@ -292,6 +292,20 @@ const (
 	opDelayRemove   = "delayed_queue.remove"
 	opDelayReadAll  = "delayed_queue.read_all"
 	opDelayDelete   = "delayed_queue.delete"
+
+	// Queue, Deque, BlockingQueue, BoundedBlockingQueue (Kind tells which).
+	opQueueOffer          = "queue.offer" // Offer, OfferFirst, OfferLast
+	opQueuePoll           = "queue.poll"  // Poll, PollFirst, PollLast; Poll(ctx, 0), PollFromAny(ctx, 0, ...)
+	opQueuePeek           = "queue.peek"  // Peek, PeekFirst, PeekLast
+	opQueueSize           = "queue.size"
+	opQueueDelete         = "queue.delete"
+	opQueueReadAll        = "queue.read_all"
+	opQueueScan           = "queue.scan" // one per batch an iterator reads
+	opQueueTake           = "queue.take" // Take; Poll, PollFromAny with a wait (Wait: the time blocked)
+	opQueueDrain          = "queue.drain"
+	opQueuePut            = "queue.put" // Wait: the time blocked for room
+	opQueueTrySetCapacity = "queue.try_set_capacity"
+	opQueueCapacity       = "queue.capacity" // Capacity, RemainingCapacity
 )
 
 // opKey is the context key of the record of the operation in progress.

@@ -912,3 +912,83 @@ func TestObserveDelayMoveFailed(t *testing.T) {
 		t.Errorf("after the destination was freed, nothing was moved into it")
 	}
 }
+
+// TestObserveQueueOperations checks that every public I/O method of the
+// queues reports one operation of its name, kind and outcome, with its
+// round trips, and that a blocking take reports the time it waited.
+func TestObserveQueueOperations(t *testing.T) {
+	c, rec, _ := observedClient(t, nil)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, c.rdb)
+	bname := uniqueName(t, c.rdb)
+	q := GetBlockingQueue[string](c, name)
+	d := GetDeque[string](c, name)
+	b := GetBoundedBlockingQueue[string](c, bname)
+	check := func(op, obj, kind string, outcome Outcome, trips int) Operation {
+		t.Helper()
+		got := rec.last(t, op, obj)
+		// trips < 0: a script, at least one (a first run may load it).
+		if got.Kind != kind || got.Outcome != outcome || (trips >= 0 && got.RoundTrips != trips) || (trips < 0 && got.RoundTrips < 1) {
+			t.Errorf("%s: kind %q, outcome %v, %d round trips; want %q, %v, %d (err %v)",
+				op, got.Kind, got.Outcome, got.RoundTrips, kind, outcome, trips, got.Err)
+		}
+		return got
+	}
+	for _, step := range []struct {
+		op    string
+		call  func() error
+		kind  string
+		trips int
+		out   Outcome
+	}{
+		{opQueueOffer, func() error { return q.Offer(ctx, "a") }, blockingQueueKind, 1, OutcomeOK},
+		{opQueueOffer, func() error { return d.OfferFirst(ctx, "z") }, dequeKind, 1, OutcomeOK},
+		{opQueuePeek, func() error { _, _, err := d.PeekLast(ctx); return err }, dequeKind, 1, OutcomeOK},
+		{opQueueSize, func() error { _, err := q.Size(ctx); return err }, blockingQueueKind, 1, OutcomeOK},
+		{opQueueReadAll, func() error { _, err := q.ReadAll(ctx); return err }, blockingQueueKind, 1, OutcomeOK},
+		{opQueuePoll, func() error { _, _, err := d.PollFirst(ctx); return err }, dequeKind, 1, OutcomeOK},
+		{opQueuePoll, func() error { _, _, err := q.Poll(ctx, 0); return err }, blockingQueueKind, 1, OutcomeOK},
+		{opQueueDrain, func() error { _, err := q.Drain(ctx, 5); return err }, blockingQueueKind, -1, OutcomeOK},
+		{opQueueTake, func() error { _, _, err := q.Poll(ctx, 50*time.Millisecond); return err }, blockingQueueKind, 0, OutcomeTimedOut},
+		{opQueueDelete, func() error { _, err := q.Delete(ctx); return err }, blockingQueueKind, 1, OutcomeOK},
+		{opQueueTrySetCapacity, func() error { _, err := b.TrySetCapacity(ctx, 1); return err }, boundedQueueKind, -1, OutcomeOK},
+		{opQueueOffer, func() error { _, err := b.Offer(ctx, "x"); return err }, boundedQueueKind, -1, OutcomeOK},
+		{opQueueCapacity, func() error { _, err := b.Capacity(ctx); return err }, boundedQueueKind, 1, OutcomeOK},
+		{opQueuePoll, func() error { _, _, err := b.Poll(ctx, 0); return err }, boundedQueueKind, -1, OutcomeOK},
+		{opQueuePut, func() error { return b.Put(ctx, "y") }, boundedQueueKind, -1, OutcomeOK},
+	} {
+		if err := step.call(); err != nil {
+			t.Fatalf("%s: %v", step.op, err)
+		}
+		obj := name
+		if step.kind == boundedQueueKind {
+			obj = bname
+		}
+		check(step.op, obj, step.kind, step.out, step.trips)
+	}
+	for v := range q.Iterator(10).All(ctx) {
+		_ = v
+	}
+	check(opQueueScan, name, blockingQueueKind, OutcomeOK, 1)
+
+	// A blocking take reports the time it waited for an element.
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		GetQueue[string](c, name).Offer(ctx, "late")
+	}()
+	if v, err := q.Take(ctx); err != nil || v != "late" {
+		t.Fatalf("Take = %q, %v", v, err)
+	}
+	if op := check(opQueueTake, name, blockingQueueKind, OutcomeOK, 0); op.Wait < 100*time.Millisecond || op.Wait > op.Duration {
+		t.Errorf("Take: Wait %v of Duration %v; want at least the 200 ms before the offer", op.Wait, op.Duration)
+	}
+	if _, err := GetBlockingQueue[string](c, "").Take(ctx); !errors.Is(err, ErrEmptyName) {
+		t.Fatalf("Take on an empty name: %v", err)
+	}
+	check(opQueueTake, "", blockingQueueKind, OutcomeInvalid, 0)
+	c.Close()
+	if _, err := q.Size(ctx); !errors.Is(err, ErrClientClosed) {
+		t.Fatalf("Size after Close: %v", err)
+	}
+	check(opQueueSize, name, blockingQueueKind, OutcomeClosed, 0)
+}

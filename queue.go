@@ -91,7 +91,9 @@ func (q *Queue[T]) element(s string, err error) (T, bool, error) {
 }
 
 // push runs LPUSH (head) or RPUSH (tail) of one encoded element.
-func (q *Queue[T]) push(ctx context.Context, head bool, v T) error {
+func (q *Queue[T]) push(ctx context.Context, head bool, v T) (err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueOffer)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return err
 	}
@@ -99,6 +101,7 @@ func (q *Queue[T]) push(ctx context.Context, head bool, v T) error {
 	if err != nil {
 		return err
 	}
+	q.c.trip(ctx, 1)
 	if head {
 		return q.wrap(q.c.rdb.LPush(ctx, q.name, b).Err())
 	}
@@ -116,11 +119,14 @@ func (q *Queue[T]) Offer(ctx context.Context, v T) error { return q.push(ctx, fa
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (q *Queue[T]) Poll(ctx context.Context) (T, bool, error) { return q.pop(ctx, true) }
 
-func (q *Queue[T]) pop(ctx context.Context, head bool) (T, bool, error) {
+func (q *Queue[T]) pop(ctx context.Context, head bool) (_ T, _ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePoll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
 	}
+	q.c.trip(ctx, 1)
 	if head {
 		return q.element(q.c.rdb.LPop(ctx, q.name).Result())
 	}
@@ -131,21 +137,27 @@ func (q *Queue[T]) pop(ctx context.Context, head bool) (T, bool, error) {
 // false when the queue is empty (LINDEX 0). It returns ErrCodec when the
 // element does not decode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (q *Queue[T]) Peek(ctx context.Context) (T, bool, error) {
+func (q *Queue[T]) Peek(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePeek)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
 	}
+	q.c.trip(ctx, 1)
 	return q.element(q.c.rdb.LIndex(ctx, q.name, 0).Result())
 }
 
 // Size returns the number of elements (0 when the queue does not exist,
 // LLEN). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (q *Queue[T]) Size(ctx context.Context) (int64, error) {
+func (q *Queue[T]) Size(ctx context.Context) (_ int64, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueSize)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return 0, err
 	}
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.LLen(ctx, q.name).Result()
 	return n, q.wrap(err)
 }
@@ -153,10 +165,13 @@ func (q *Queue[T]) Size(ctx context.Context) (int64, error) {
 // Delete deletes the queue (whatever type its key holds, like Redisson) and
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
-func (q *Queue[T]) Delete(ctx context.Context) (bool, error) {
+func (q *Queue[T]) Delete(ctx context.Context) (_ bool, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDelete)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return false, err
 	}
+	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.Del(ctx, q.name).Result()
 	return n == 1, q.wrap(err)
 }
@@ -166,10 +181,13 @@ func (q *Queue[T]) Delete(ctx context.Context) (bool, error) {
 // reads the whole list at once: iterate long queues with Iterator instead.
 // It returns ErrCodec when an element does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
-func (q *Queue[T]) ReadAll(ctx context.Context) ([]T, error) {
+func (q *Queue[T]) ReadAll(ctx context.Context) (_ []T, err error) {
+	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueReadAll)
+	defer func() { rec.end(err, OutcomeOK) }()
 	if err := q.check(); err != nil {
 		return nil, err
 	}
+	q.c.trip(ctx, 1)
 	all, err := q.c.rdb.LRange(ctx, q.name, 0, -1).Result()
 	if err != nil {
 		return nil, q.wrap(err)
@@ -235,11 +253,7 @@ func (it *QueueIterator[T]) scan(ctx context.Context, yield func(T) bool) error 
 		return objectErrorf(q.kind, q.name, "%w: %d", ErrInvalidBatch, it.batch)
 	}
 	for start := int64(0); ; start += int64(it.batch) {
-		page, err := q.c.rdb.LRange(ctx, q.name, start, start+int64(it.batch)-1).Result()
-		if err != nil {
-			return q.wrap(err)
-		}
-		vs, err := q.decodeAll(page)
+		page, vs, err := it.page(ctx, start)
 		if err != nil {
 			return err
 		}
@@ -295,16 +309,33 @@ func (d *Deque[T]) PeekFirst(ctx context.Context) (T, bool, error) { return d.Pe
 // PeekLast returns the tail and true without removing it, or the zero value
 // and false when the deque is empty (LRANGE -1 -1, as Redisson). It returns
 // the errors of Peek.
-func (d *Deque[T]) PeekLast(ctx context.Context) (T, bool, error) {
+func (d *Deque[T]) PeekLast(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec := d.c.begin(ctx, d.kind, d.name, opQueuePeek)
+	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err := d.check(); err != nil {
 		return zero, false, err
 	}
+	d.c.trip(ctx, 1)
 	last, err := d.c.rdb.LRange(ctx, d.name, -1, -1).Result()
 	if err != nil || len(last) == 0 {
 		return d.element("", d.nilIfEmpty(err))
 	}
 	return d.element(last[0], nil)
+}
+
+// page reads and decodes the batch from start, as one observed operation.
+func (it *QueueIterator[T]) page(ctx context.Context, start int64) (page []string, vs []T, err error) {
+	q := it.q
+	bctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueScan)
+	defer func() { rec.end(err, OutcomeOK) }()
+	q.c.trip(bctx, 1)
+	page, err = q.c.rdb.LRange(bctx, q.name, start, start+int64(it.batch)-1).Result()
+	if err != nil {
+		return nil, nil, q.wrap(err)
+	}
+	vs, err = q.decodeAll(page)
+	return page, vs, err
 }
 
 func (q *Queue[T]) nilIfEmpty(err error) error {

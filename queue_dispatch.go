@@ -18,8 +18,9 @@ import (
 // while local takers wait. Takers queue in an in-process FIFO. The loop
 // moves elements from the head of the queue to the tail of the client's
 // in-flight list (redisson_queue_inflight:{name}:<client uuid>, the same
-// slot): BLMOVE when one taker waits (Redis wakes it as it wakes a BLPOP),
-// queue_take.lua for up to one element per waiting taker otherwise. Each
+// slot): queue_take.lua moves up to one element per waiting taker, and when
+// the queue is empty BLMOVE blocks for the next one (Redis wakes it as it
+// wakes a BLPOP). Each
 // element goes to the oldest taker still waiting; a taker whose context
 // ended is skipped. Then queue_settle.lua ends the hand-over in one script:
 // the elements handed over leave the in-flight list, the others go back
@@ -37,6 +38,24 @@ import (
 // no list), and the loop retries it until Redis confirms it; so the list
 // holds one hand-over at a time, and an element is handed over once.
 //
+// Why a dead client loses nothing either: every queue_take (each loop
+// iteration runs one before its BLMOVE, and every Drain one) first
+// registers its in-flight list in the queue's registry
+// redisson_queue_inflight:{name}, a zset of in-flight list keys scored with
+// a server-time deadline (now + inflightLease), and every settle removes it.
+// So a list that may hold elements is registered, with a deadline at least
+// inflightLease - takeBlock ahead while its loop is alive. Every queue_take,
+// of any client, first looks for one registration whose deadline passed
+// (ZRANGEBYSCORE ... LIMIT 0 1): its client died between a move and its
+// settle, and the list goes back to the head of the queue in its order
+// before this take moves anything. A live loop whose settle could not reach
+// Redis for longer than the lease may find its list put back by another
+// client, which marks it so (recovered:<list key> in the registry): its
+// settle then finds the mark (-1), and the takers it had claimed get an
+// error instead of elements that went back to the queue. Only if that
+// settle's reply is lost too, and its resend finds neither list nor mark,
+// are those elements delivered twice.
+//
 // Connections: one loop per queue with waiting takers, each using one
 // pool connection while it blocks (BLMOVE with a 1 s timeout, so that a
 // loop without takers ends within a second), however many takers wait.
@@ -47,11 +66,23 @@ const takeBlock = time.Second
 // takeBatch bounds how many elements one queue_take moves.
 const takeBatch = 256
 
+// inflightLease is how long a registration in a queue's registry of
+// in-flight lists lasts past the move or loop iteration that made it:
+// past it, any client's take puts the list back in the queue. It is 30 s,
+// Redisson's lock watchdog timeout: far beyond one iteration (takeBlock
+// plus a settle) of a live loop.
+const inflightLease = 30 * time.Second
+
+// errHandOverExpired: a settle found its in-flight list put back in the
+// queue by another client (its registration had expired).
+var errHandOverExpired = errors.New("hand-over expired: the in-flight elements went back to the queue")
+
 // queueSpec says how a dispatcher takes from one queue.
 type queueSpec struct {
 	kind     string // queue kind, in errors and the dispatcher's key
 	name     string
 	inflight string
+	registry string // the queue's registry of in-flight lists
 	capKey   string // bounded queues: the free-capacity counter, else ""
 	channel  string // bounded queues: its channel
 }
@@ -92,6 +123,7 @@ type queueService struct {
 	pubsub  *pubsubService
 	logger  *slog.Logger
 	cleanup time.Duration // CleanupTimeout: how long a settle may outlive close
+	lease   time.Duration // inflightLease (tests shorten it)
 	mu      sync.Mutex
 	closed  bool
 	ds      map[string]*dispatcher
@@ -103,7 +135,7 @@ type queueService struct {
 func newQueueService(rdb redis.UniversalClient, s *scripts, ps *pubsubService, logger *slog.Logger, cleanup time.Duration) *queueService {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &queueService{rdb: rdb, scripts: s, pubsub: ps, logger: logger, cleanup: cleanup,
-		ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
+		lease: inflightLease, ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
 }
 
 // close stops every loop and waits for them (a loop blocked in BLMOVE
@@ -228,6 +260,9 @@ func (s *queueService) run(key string, d *dispatcher) {
 		}
 		var failed error
 		switch err := s.settle(d.spec, handed); {
+		case errors.Is(err, errHandOverExpired):
+			// Another client put the elements back: none is this loop's.
+			failed = objectErr(d.spec.kind, d.spec.name, err)
 		case errors.Is(err, ErrClientClosed):
 			// Closed before Redis confirmed: the handed elements may
 			// have left Redis, so they are delivered all the same (an
@@ -292,14 +327,14 @@ func (s *queueService) fail(d *dispatcher, err error) {
 }
 
 // fetch moves elements to the in-flight list: up to n (bounded by
-// takeBatch) at once when they are there, otherwise one with BLMOVE.
+// takeBatch) at once when they are there, otherwise one with BLMOVE. The
+// script registers the list first (and recovers a dead client's), so the
+// BLMOVE never fills an unregistered list.
 func (s *queueService) fetch(sp queueSpec, n int) ([]string, error) {
 	ctx := s.ctx
-	if n > 1 {
-		vals, err := s.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight}, min(n, takeBatch)).StringSlice()
-		if err != nil || len(vals) > 0 {
-			return vals, err
-		}
+	vals, err := s.moveScript(ctx, sp, min(n, takeBatch))
+	if err != nil || len(vals) > 0 {
+		return vals, err
 	}
 	v, err := s.rdb.BLMove(ctx, sp.name, sp.inflight, "LEFT", "RIGHT", takeBlock).Result()
 	switch {
@@ -311,22 +346,37 @@ func (s *queueService) fetch(sp queueSpec, n int) ([]string, error) {
 	return []string{v}, nil
 }
 
-// settle ends a hand-over in Redis (queue_settle.lua), retrying until Redis
-// confirms it. It returns ErrClientClosed if the client closed first
-// (after trying for CleanupTimeout more), or the error of a refusal (the
-// in-flight list is then unchanged).
-func (s *queueService) settle(sp queueSpec, handed []any) error {
-	keys := []string{sp.name, sp.inflight}
+// moveScript runs queue_take: it registers sp's in-flight list (after
+// putting back one expired list, if any) and moves up to n elements into it.
+func (s *queueService) moveScript(ctx context.Context, sp queueSpec, n int) ([]string, error) {
+	return s.scripts.run(ctx, scriptQueueTake, []string{sp.name, sp.inflight, sp.registry}, n, s.lease.Milliseconds()).StringSlice()
+}
+
+// settleKeys are queue_settle's keys for sp.
+func settleKeys(sp queueSpec) []string {
+	keys := []string{sp.name, sp.inflight, sp.registry}
 	if sp.capKey != "" {
 		keys = append(keys, sp.capKey, sp.channel)
 	}
+	return keys
+}
+
+// settle ends a hand-over in Redis (queue_settle.lua), retrying until Redis
+// confirms it. It returns ErrClientClosed if the client closed first
+// (after trying for CleanupTimeout more), errHandOverExpired when it found
+// the list put back by another client, or the error of a refusal
+// (the in-flight list is then unchanged).
+func (s *queueService) settle(sp queueSpec, handed []any) error {
+	keys := settleKeys(sp)
 	var giveUp time.Time
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.cleanup)
 		args := append([]any{s.pubsub.publishArg(ctx)}, handed...)
-		err := s.scripts.run(ctx, scriptQueueSettle, keys, args...).Err()
+		n, err := s.scripts.run(ctx, scriptQueueSettle, keys, args...).Int64()
 		cancel()
 		switch {
+		case err == nil && n < 0:
+			return errHandOverExpired
 		case err == nil:
 			return nil
 		case !mayHaveRun(err):
@@ -362,6 +412,10 @@ func inflightKey(clientID, name string, bounded bool) string {
 	}
 	return prefixName("redisson_queue_inflight", name) + ":" + clientID
 }
+
+// registryKey is queue name's registry of in-flight lists, shared by the
+// lists of every client, kind and Drain call.
+func registryKey(name string) string { return prefixName("redisson_queue_inflight", name) }
 
 // drainKey is the in-flight list of one Drain call, call of the client
 // clientID.

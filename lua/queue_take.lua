@@ -1,17 +1,46 @@
 -- queue_take: move up to ARGV[1] elements from the head of a queue to the
 -- tail of an in-flight list, atomically, so that an element whose reply is
--- lost is still in Redis (queue_settle puts it back).
+-- lost is still in Redis (queue_settle puts it back). The in-flight list is
+-- registered first, with a deadline, in the queue's registry of in-flight
+-- lists; and one list whose deadline has passed (its client died between a
+-- move and its settle) is first put back at the head of the queue, in its
+-- order, so that the elements this call moves include it.
 --
 -- KEYS[1]  queue: list of encoded elements
 -- KEYS[2]  in-flight list (same slot)
--- ARGV[1]  how many elements at most (>= 1)
+-- KEYS[3]  registry: zset in-flight list key -> deadline (server ms), and
+--          recovered:<list key> -> when the mark of a put-back list ends
+-- ARGV[1]  how many elements at most (>= 0: 0 registers and recovers only)
+-- ARGV[2]  the registration's lease (ms): its deadline is now + lease
 --
 -- Returns the moved elements, head first (an empty array when the queue is
 -- empty). A key of another type is a WRONGTYPE error with nothing changed.
-local t = redis.call('type', KEYS[2]).ok
-if t ~= 'none' and t ~= 'list' then
+local function typeIs(key, want)
+    local t = redis.call('type', key).ok
+    return t == 'none' or t == want
+end
+if not (typeIs(KEYS[1], 'list') and typeIs(KEYS[2], 'list') and typeIs(KEYS[3], 'zset')) then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
+local now = redis.call('time')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local dead = redis.call('zrangebyscore', KEYS[3], '-inf', ms, 'limit', 0, 1)[1]
+if dead and string.sub(dead, 1, 10) == 'recovered:' then
+    redis.call('zrem', KEYS[3], dead) -- an old mark: its list's client is gone
+elseif dead then
+    -- The mark tells a settle of that list, should its client be alive
+    -- after all, that its elements went back (it lasts 10 leases).
+    redis.call('zadd', KEYS[3], ms + 10 * tonumber(ARGV[2]), 'recovered:' .. dead)
+    if typeIs(dead, 'list') then
+        local back = redis.call('lrange', dead, 0, -1)
+        for i = #back, 1, -1 do
+            redis.call('lpush', KEYS[1], back[i])
+        end
+        redis.call('del', dead)
+    end
+    redis.call('zrem', KEYS[3], dead)
+end
+redis.call('zadd', KEYS[3], ms + tonumber(ARGV[2]), KEYS[2])
 local want = tonumber(ARGV[1])
 local moved = {}
 while #moved < want do
