@@ -94,7 +94,7 @@ func baseIdentity(n lockNames, owner, field string) *identity {
 // fencing token: its acquire is also given the counter's idle lifetime.
 func tokenedIdentity(c *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	id.acqExtra = []any{c.tokenTTLArg()}
+	id.acqExtra = c.tokenExtra
 	return id
 }
 

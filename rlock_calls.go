@@ -214,10 +214,13 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 // fencing token (unique per acquisition of the name), or for read holds,
 // which take no token, the owner and the hold's number.
 func (l *Lock) latchKey() string {
+	var buf [128]byte // built on the stack: one allocation, the string
+	b := append(buf[:0], l.latchPre...)
 	if l.kind.untokened {
-		return l.latchPre + l.ident().field + ":" + strconv.FormatUint(l.hold.seq, 10)
+		b = append(append(b, l.ident().field...), ':')
+		return string(strconv.AppendUint(b, l.hold.seq, 10))
 	}
-	return l.latchPre + strconv.FormatInt(l.token.Load(), 10)
+	return string(strconv.AppendInt(b, l.token.Load(), 10))
 }
 
 // unlock is Unlock with l.mu held.

@@ -162,7 +162,7 @@ func (l *Lock) newHold() *hold {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)
-	h.renewArgs = append([]any{id.fieldArg}, id.renewExtra...)
+	h.renewArgs = append(append(h.renewBuf[:0], id.fieldArg), id.renewExtra...)
 	return h
 }
 
