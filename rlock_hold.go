@@ -189,6 +189,7 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 		kind:     kind,
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
+	l.base = newBaseKeys(name, l.tokenKey, channel)
 	l.badName = c.nameError(kind.what, name, l.channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)
