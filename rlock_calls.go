@@ -85,7 +85,8 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 		return false, 0, objectErr(l.kind.what, l.name, err)
 	}
 	if len(res) != 2 {
-		return false, 0, objectErrorf(l.kind.what, l.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
+		// A copy, so that res (and buf) can stay on the stack.
+		return false, 0, objectErrorf(l.kind.what, l.name, "%w: acquire returned %v", ErrUnexpectedReply, append([]int64(nil), res...))
 	}
 	if res[0] == 0 {
 		if res[1] < 0 {
@@ -203,7 +204,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 		return 0, err
 	}
 	if len(res) != 2 {
-		return 0, objectErrorf(l.kind.what, l.name, "%w: release returned %v", ErrUnexpectedReply, res)
+		return 0, objectErrorf(l.kind.what, l.name, "%w: release returned %v", ErrUnexpectedReply, append([]int64(nil), res...))
 	}
 	if res[0] == 0 {
 		l.c.janitor.add(latch)
