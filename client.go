@@ -41,6 +41,10 @@ type Client struct {
 	bg   sync.WaitGroup
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
+	// tokenExtra is the acquire arguments of the fenced kinds after the
+	// common ones, [token TTL] (see tokenTTLArg), built once and never
+	// modified: every identity of those kinds shares it.
+	tokenExtra []any
 
 	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
 }
@@ -84,6 +88,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}
+	c.tokenExtra = []any{c.tokenTTLArg()}
 	c.queues = newQueueService(rdb, s, c.pubsub, o.Logger, o.CleanupTimeout)
 	return c, nil
 }
@@ -174,7 +179,9 @@ func (c *Client) nameError(kind, name string, keys ...string) error {
 
 // newOwner returns a fresh owner field "<client uuid>:<n>".
 func (c *Client) newOwner() string {
-	return c.id + ":" + strconv.FormatUint(c.owners.Add(1), 10)
+	var buf [64]byte // a UUID, ':' and a uint64 fit: one allocation, the string
+	b := append(append(buf[:0], c.id...), ':')
+	return string(strconv.AppendUint(b, c.owners.Add(1), 10))
 }
 
 // newRequest returns an id unique within this client.

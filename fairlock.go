@@ -74,7 +74,8 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 	timeouts := prefixName("redisson_lock_timeout", n.name)
 	alive := prefixName("redisson_lock_alive", n.name)
 	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts}
-	id.relKeys = append(id.relKeys, queue, timeouts, alive)
+	id.relKeys = []string{n.name, n.channel, "", queue, timeouts, alive}
+	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{c.fairWaiterArg(), c.tokenTTLArg()}
 	id.waitArg = fairAllowance
 	leaveKeys := []string{n.name, n.channel, queue, timeouts, alive}

@@ -57,6 +57,38 @@ type lockNames struct {
 	name     string
 	channel  string // unlock channel
 	tokenKey string // fencing counter
+	// base is the KEYS of the plain and write kinds' calls, built once
+	// per handle and shared by its identities of those kinds.
+	base *baseKeys
+}
+
+// baseKeys are the KEYS of baseIdentity's calls, with their boxed forms
+// for the command line (script.argv). The boxed slices are never
+// modified; rel[2] is set per release to the latch, with the handle's mu
+// held, as identity.relKeys[2] is.
+type baseKeys struct {
+	acq    []string // name, token, channel
+	acqArg []any
+	rel    []string // name, channel, latch
+	relArg []any    // [2] is a placeholder: each release puts its latch in its own line
+}
+
+func newBaseKeys(name, tokenKey, channel string) *baseKeys {
+	return &baseKeys{
+		acq:    []string{name, tokenKey, channel},
+		acqArg: []any{name, tokenKey, channel},
+		rel:    []string{name, channel, ""},
+		relArg: []any{name, channel, ""},
+	}
+}
+
+// boxKeys returns keys boxed for a command line.
+func boxKeys(keys []string) []any {
+	a := make([]any, len(keys))
+	for i, k := range keys {
+		a[i] = k
+	}
+	return a
 }
 
 // identity is one owner of a lock, as its kind addresses it. It does not
@@ -67,8 +99,10 @@ type identity struct {
 	field      string   // the owner's field in the lock hash
 	fieldArg   any      // field, boxed once for script arguments
 	acqKeys    []string // KEYS of acquire
-	acqExtra   []any    // kind-specific acquire arguments
+	acqKeysArg []any    // acqKeys boxed, never modified
+	acqExtra   []any    // kind-specific acquire arguments, never modified
 	relKeys    []string // KEYS of release; [2] is set per call to the hold's latch key
+	relKeysArg []any    // relKeys boxed, never modified ([2]: see release)
 	renewExtra []any    // renewal arguments after the field
 	// waitArg, when set, gives the last acquire argument from the caller's
 	// wait (< 0: none): a fair waiter's queue allowance.
@@ -81,12 +115,14 @@ type identity struct {
 // KEYS [name, channel, latch], waits on the unlock channel.
 func baseIdentity(n lockNames, owner, field string) *identity {
 	return &identity{
-		owner:    owner,
-		field:    field,
-		fieldArg: field,
-		acqKeys:  []string{n.name, n.tokenKey, n.channel},
-		relKeys:  []string{n.name, n.channel, ""},
-		wait:     waitSpec{channel: n.channel, policy: lockWakePolicy},
+		owner:      owner,
+		field:      field,
+		fieldArg:   field,
+		acqKeys:    n.base.acq,
+		acqKeysArg: n.base.acqArg,
+		relKeys:    n.base.rel,
+		relKeysArg: n.base.relArg,
+		wait:       waitSpec{channel: n.channel, policy: lockWakePolicy},
 	}
 }
 
@@ -94,7 +130,7 @@ func baseIdentity(n lockNames, owner, field string) *identity {
 // fencing token: its acquire is also given the counter's idle lifetime.
 func tokenedIdentity(c *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	id.acqExtra = []any{c.tokenTTLArg()}
+	id.acqExtra = c.tokenExtra
 	return id
 }
 
@@ -214,8 +250,9 @@ var (
 func readIdentity(_ *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
 	timeouts := suffixName(n.name, owner+":rwlock_timeout")
-	id.acqKeys[1] = timeouts
-	id.relKeys = append(id.relKeys, timeouts, rwKeyPrefix(n.name))
+	id.acqKeys = []string{n.name, timeouts, n.channel}
+	id.relKeys = []string{n.name, n.channel, "", timeouts, rwKeyPrefix(n.name)}
+	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{owner + ":write"}
 	id.renewExtra = []any{timeouts}
 	id.wait.shared = true

@@ -188,6 +188,12 @@ func (p *pubsubService) publishArg(ctx context.Context) any {
 // publishArgBackground is publishArg for the client's own background work
 // (the watchdog), probing with a bounded context of its own.
 func (p *pubsubService) publishArgBackground() any {
+	switch p.sharded.Load() { // known after the first probe: nothing to send
+	case 1:
+		return "publish"
+	case 2:
+		return "spublish"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return p.publishArg(ctx)

@@ -61,19 +61,22 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 	// the holder hears of it before any other owner can acquire.
 	expires := start.Add(lease - lossMargin(lease))
 	id := l.ident()
-	args := append([]any{l.lease.arg, id.fieldArg, l.count, pub, msg}, id.acqExtra...)
+	argv := l.kind.acquire.argv(id.acqKeysArg, 6+len(id.acqExtra))
+	argv = append(argv, l.lease.arg, id.fieldArg, l.count, pub, msg)
+	argv = append(argv, id.acqExtra...)
 	if id.waitArg != nil {
-		args = append(args, id.waitArg(wait))
+		argv = append(argv, id.waitArg(wait))
 	}
 	var acked int64
 	var cmd *redis.Cmd
 	ack := l.c.opts.ReplicaAck
 	if ack.Replicas > 0 {
-		cmd, acked = l.c.scripts.runWait(ctx, l.kind.acquire, id.acqKeys, ack.Replicas, ack.Timeout, args...)
+		cmd, acked = l.c.scripts.runWait(ctx, l.kind.acquire, id.acqKeys, ack.Replicas, ack.Timeout, argv[3+len(id.acqKeys):]...)
 	} else {
-		cmd = l.c.scripts.run(ctx, l.kind.acquire, id.acqKeys, args...)
+		cmd = l.c.scripts.runArgv(ctx, l.kind.acquire, id.acqKeys, argv, nil)
 	}
-	res, err := cmd.Int64Slice()
+	var buf [2]int64
+	res, err := int64s(cmd, buf[:0])
 	if err != nil {
 		if mayHaveRun(err) {
 			// The script may have run and its reply been lost: undo it.
@@ -82,7 +85,8 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 		return false, 0, objectErr(l.kind.what, l.name, err)
 	}
 	if len(res) != 2 {
-		return false, 0, objectErrorf(l.kind.what, l.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
+		// A copy, so that res (and buf) can stay on the stack.
+		return false, 0, objectErrorf(l.kind.what, l.name, "%w: acquire returned %v", ErrUnexpectedReply, append([]int64(nil), res...))
 	}
 	if res[0] == 0 {
 		if res[1] < 0 {
@@ -191,13 +195,16 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 	}
 	id := l.ident()
 	id.relKeys[2] = latch
-	res, err := l.c.scripts.run(ctx, l.kind.release, id.relKeys,
-		id.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx)).Int64Slice()
+	argv := l.kind.release.argv(id.relKeysArg, 5)
+	argv[3+2] = latch
+	argv = append(argv, id.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx))
+	var buf [2]int64
+	res, err := int64s(l.c.scripts.runArgv(ctx, l.kind.release, id.relKeys, argv, nil), buf[:0])
 	if err != nil {
 		return 0, err
 	}
 	if len(res) != 2 {
-		return 0, objectErrorf(l.kind.what, l.name, "%w: release returned %v", ErrUnexpectedReply, res)
+		return 0, objectErrorf(l.kind.what, l.name, "%w: release returned %v", ErrUnexpectedReply, append([]int64(nil), res...))
 	}
 	if res[0] == 0 {
 		l.c.janitor.add(latch)
@@ -214,10 +221,13 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 // fencing token (unique per acquisition of the name), or for read holds,
 // which take no token, the owner and the hold's number.
 func (l *Lock) latchKey() string {
+	var buf [128]byte // built on the stack: one allocation, the string
+	b := append(buf[:0], l.latchPre...)
 	if l.kind.untokened {
-		return l.latchPre + l.ident().field + ":" + strconv.FormatUint(l.hold.seq, 10)
+		b = append(append(b, l.ident().field...), ':')
+		return string(strconv.AppendUint(b, l.hold.seq, 10))
 	}
-	return l.latchPre + strconv.FormatInt(l.token.Load(), 10)
+	return string(strconv.AppendInt(b, l.token.Load(), 10))
 }
 
 // unlock is Unlock with l.mu held.

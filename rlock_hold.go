@@ -162,7 +162,7 @@ func (l *Lock) newHold() *hold {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)
-	h.renewArgs = append([]any{id.fieldArg}, id.renewExtra...)
+	h.renewArgs = append(append(h.renewBuf[:0], id.fieldArg), id.renewExtra...)
 	return h
 }
 
@@ -189,6 +189,7 @@ func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 		kind:     kind,
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
+	l.base = newBaseKeys(name, l.tokenKey, channel)
 	l.badName = c.nameError(kind.what, name, l.channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)

@@ -21,6 +21,8 @@ type script struct {
 	name string
 	src  string // the preludes the script names, then the script
 	sha  string // of src
+	// shaArg is sha boxed once, for the commands built by argv.
+	shaArg any
 }
 
 // mustScript returns the script lua/<name>.lua. A line of its header (the
@@ -40,7 +42,8 @@ func mustScript(name string) *script {
 	}
 	src.WriteString(body)
 	sum := sha1.Sum([]byte(src.String()))
-	return &script{name: name, src: src.String(), sha: hex.EncodeToString(sum[:])}
+	sha := hex.EncodeToString(sum[:])
+	return &script{name: name, src: src.String(), sha: sha, shaArg: sha}
 }
 
 // mustLua returns the text of lua/<name>.lua, ending in a newline.
@@ -139,6 +142,47 @@ func (c *scripts) stats() scriptStats {
 // migrated (TRYAGAIN, or a redirection go-redis gave up following) is
 // retried with a short backoff for up to slotRetryWindow.
 func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+	return c.runArgv(ctx, s, keys, nil, args)
+}
+
+// argv returns a new EVALSHA command line of s, "evalsha", its SHA, the key
+// count and keys (the call's KEYS, boxed once by the caller), with room for
+// n arguments: the caller appends them and passes the whole line to
+// runArgv. It is the line go-redis's EvalSha builds, with nothing boxed
+// again.
+func (s *script) argv(keys []any, n int) []any {
+	a := make([]any, 3+len(keys), 3+len(keys)+n)
+	a[0], a[1], a[2] = evalShaArg, s.shaArg, len(keys)
+	copy(a[3:], keys)
+	return a
+}
+
+var evalShaArg any = "evalsha"
+
+// int64s is cmd.Int64Slice appending to dst: a reply of integers is read
+// without a slice of its own when dst has room. Any other reply is left to
+// Int64Slice, for its result and errors.
+func int64s(cmd *redis.Cmd, dst []int64) ([]int64, error) {
+	if cmd.Err() == nil {
+		if vals, ok := cmd.Val().([]any); ok {
+			out := dst
+			for _, v := range vals {
+				n, ok := v.(int64)
+				if !ok {
+					return cmd.Int64Slice()
+				}
+				out = append(out, n)
+			}
+			return out, nil
+		}
+	}
+	return cmd.Int64Slice()
+}
+
+// runArgv is run for argv, a command line of s from argv whose KEYS are
+// keys; with argv nil, the line is built from keys and args as go-redis
+// builds it.
+func (c *scripts) runArgv(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
 	if err := ctx.Err(); err != nil {
 		// go-redis sends nothing on a context that already ended: the call
 		// cannot have run, and nothing needs undoing (see mayHaveRun).
@@ -146,7 +190,7 @@ func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any
 		cmd.SetErr(notSentError{err})
 		return cmd
 	}
-	cmd := c.runOnce(ctx, s, keys, args...)
+	cmd := c.runOnce(ctx, s, keys, argv, args)
 	if !isMigrating(cmd.Err()) {
 		return cmd
 	}
@@ -156,7 +200,7 @@ func (c *scripts) run(ctx context.Context, s *script, keys []string, args ...any
 			cmd.SetErr(ctx.Err()) // the caller's context ended, not the migration
 			return cmd
 		}
-		cmd = c.runOnce(ctx, s, keys, args...)
+		cmd = c.runOnce(ctx, s, keys, argv, args)
 	}
 	return cmd
 }
@@ -188,10 +232,33 @@ func isMigrating(err error) bool {
 	return strings.HasPrefix(msg, "TRYAGAIN") || strings.HasPrefix(msg, "ASK ") || strings.HasPrefix(msg, "MOVED ")
 }
 
-func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ...any) *redis.Cmd {
+// evalSha sends one EVALSHA of s: argv when not nil, else the line of keys
+// and args. A single argument goes through go-redis's EvalSha, which
+// flattens a slice, map or struct into several.
+func (c *scripts) evalSha(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
+	if argv == nil {
+		if len(args) == 1 {
+			return c.rdb.EvalSha(ctx, s.sha, keys, args...)
+		}
+		argv = s.argv(nil, len(keys)+len(args))
+		for _, k := range keys {
+			argv = append(argv, k)
+		}
+		argv[2] = len(keys)
+		argv = append(argv, args...)
+	}
+	cmd := redis.NewCmd(ctx, argv...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3) // as EvalSha: routes the call by its first key
+	}
+	_ = c.rdb.Process(ctx, cmd)
+	return cmd
+}
+
+func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
 	c.trip(ctx, 1)
 	sent := time.Now()
-	cmd := c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	cmd := c.evalSha(ctx, s, keys, argv, args)
 	if !isNoScript(cmd.Err()) {
 		return cmd
 	}
@@ -202,7 +269,7 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 	}
 	c.trip(ctx, 1)
 	sent = time.Now()
-	cmd = c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	cmd = c.evalSha(ctx, s, keys, argv, args)
 	if !shared || !isNoScript(cmd.Err()) {
 		return cmd
 	}
@@ -213,7 +280,7 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, args ..
 		return cmd
 	}
 	c.trip(ctx, 1)
-	return c.rdb.EvalSha(ctx, s.sha, keys, args...)
+	return c.evalSha(ctx, s, keys, argv, args)
 }
 
 // trip counts n round trips for the operation ctx belongs to, if observed.

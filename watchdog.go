@@ -22,8 +22,10 @@ type hold struct {
 	slot    int           // hash slot of key, on Cluster
 	seq     uint64        // unique within the client
 	pub     any           // with kind.drop: the publish command (kind.drop nil: a stale field is left to expire)
-	// renewArgs are the hold's arguments to renew after the lease.
+	// renewArgs are the hold's arguments to renew after the lease; they
+	// live in renewBuf when they fit (no allocation of their own).
 	renewArgs []any
+	renewBuf  [2]any
 	done      chan struct{}
 	once      sync.Once
 	err       error // why the hold ended; written once before done closes
