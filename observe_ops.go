@@ -1,0 +1,171 @@
+package redisson
+
+// Operation names, <kind>.<verb>: the one table of them (docs/observability.md
+// lists each with the methods that report it).
+const (
+	opLockAcquire        = "lock.acquire" // Lock, LockLease, TryLock, and Do's acquisition
+	opLockRelease        = "lock.release" // Unlock (Do's release too)
+	opLockExtend         = "lock.extend"
+	opLockForceUnlock    = "lock.force_unlock"
+	opLockIsLocked       = "lock.is_locked"
+	opLockIsHeld         = "lock.is_held"
+	opLockHoldCount      = "lock.hold_count"
+	opLockRemainingLease = "lock.remaining_lease"
+	opLockQueueLength    = "lock.queue_length"
+
+	opMultiAcquire = "multilock.acquire" // MultiLock and RedLock: Lock, TryLock, Do's acquisition
+	opMultiRelease = "multilock.release"
+
+	opSemAcquire       = "semaphore.acquire" // Acquire, TryAcquire
+	opSemRelease       = "semaphore.release"
+	opSemTrySetPermits = "semaphore.try_set_permits"
+	opSemAddPermits    = "semaphore.add_permits"
+	opSemAvailable     = "semaphore.available_permits"
+	opSemDrain         = "semaphore.drain_permits"
+	opSemDelete        = "semaphore.delete"
+
+	opPermitAcquire       = "permit_semaphore.acquire" // Acquire, TryAcquire
+	opPermitRelease       = "permit_semaphore.release"
+	opPermitUpdateLease   = "permit_semaphore.update_lease"
+	opPermitTrySetPermits = "permit_semaphore.try_set_permits"
+	opPermitAddPermits    = "permit_semaphore.add_permits"
+	opPermitAvailable     = "permit_semaphore.available_permits"
+	opPermitAcquired      = "permit_semaphore.acquired_permits"
+	opPermitDelete        = "permit_semaphore.delete"
+
+	opLatchAwait       = "latch.await" // Await, TryAwait
+	opLatchCountDown   = "latch.count_down"
+	opLatchTrySetCount = "latch.try_set_count"
+	opLatchCount       = "latch.count"
+	opLatchDelete      = "latch.delete"
+
+	opRateAcquire    = "ratelimit.acquire"      // RateLimiter: Acquire, TryAcquire, TryAcquireWait
+	opRateAllow      = "ratelimit.allow"        // FixedWindowLimiter, GCRALimiter: Allow
+	opRateTrySetRate = "ratelimit.try_set_rate" // TrySetRate, TrySetRateKeepAlive
+	opRateSetRate    = "ratelimit.set_rate"     // SetRate, SetRateKeepAlive
+	opRateConfig     = "ratelimit.config"
+	opRateAvailable  = "ratelimit.available_permits"
+	opRateDelete     = "ratelimit.delete"
+
+	opBucketGet           = "bucket.get"
+	opBucketSet           = "bucket.set"           // Set, SetWithTTL
+	opBucketSetIfAbsent   = "bucket.set_if_absent" // SetIfAbsent, SetIfAbsentWithTTL
+	opBucketSetIfExists   = "bucket.set_if_exists" // SetIfExists, SetIfExistsWithTTL
+	opBucketGetAndSet     = "bucket.get_and_set"
+	opBucketGetAndDelete  = "bucket.get_and_delete"
+	opBucketCompareAndSet = "bucket.compare_and_set"
+	opBucketTTL           = "bucket.ttl"
+	opBucketDelete        = "bucket.delete"
+
+	opAtomicGet           = "atomiclong.get"
+	opAtomicSet           = "atomiclong.set"
+	opAtomicGetAndSet     = "atomiclong.get_and_set"
+	opAtomicAddAndGet     = "atomiclong.add_and_get" // AddAndGet, IncrementAndGet, DecrementAndGet
+	opAtomicGetAndAdd     = "atomiclong.get_and_add" // GetAndAdd, GetAndIncrement, GetAndDecrement
+	opAtomicCompareAndSet = "atomiclong.compare_and_set"
+	opAtomicGetAndDelete  = "atomiclong.get_and_delete"
+	opAtomicDelete        = "atomiclong.delete"
+
+	opMapGet         = "map.get"
+	opMapPut         = "map.put"
+	opMapPutIfAbsent = "map.put_if_absent"
+	opMapRemove      = "map.remove"
+	opMapFastPut     = "map.fast_put"
+	opMapFastRemove  = "map.fast_remove"
+	opMapContainsKey = "map.contains_key"
+	opMapSize        = "map.size"
+	opMapReadAll     = "map.read_all"
+	opMapDelete      = "map.delete"
+	opMapAddAndGet   = "map.add_and_get"
+	opMapScan        = "map.scan" // one per batch an iterator fetches
+
+	opMapCacheGet         = "mapcache.get"
+	opMapCacheContainsKey = "mapcache.contains_key"
+	opMapCachePut         = "mapcache.put"                // Put, PutWithTTL
+	opMapCachePutIfAbsent = "mapcache.put_if_absent"      // PutIfAbsent, PutIfAbsentWithTTL
+	opMapCacheFastPut     = "mapcache.fast_put"           // FastPut, FastPutWithTTL
+	opMapCacheFastAbsent  = "mapcache.fast_put_if_absent" // FastPutIfAbsent, FastPutIfAbsentWithTTL
+	opMapCacheRemove      = "mapcache.remove"
+	opMapCacheReadAll     = "mapcache.read_all"
+	opMapCacheDelete      = "mapcache.delete"
+	opMapCacheSetMaxSize  = "mapcache.set_max_size"
+	opMapCacheListen      = "mapcache.listen" // OnCreated, OnUpdated, OnRemoved, OnExpired (Size and the iterator report map.size, map.scan)
+
+	opBloomTryInit  = "bloomfilter.try_init"
+	opBloomAdd      = "bloomfilter.add"      // Add, AddAll
+	opBloomContains = "bloomfilter.contains" // Contains, ContainsAll
+	opBloomConfig   = "bloomfilter.config"   // Config, Size, HashIterations, ExpectedInsertions, FalseProbability
+	opBloomCount    = "bloomfilter.count"
+	opBloomDelete   = "bloomfilter.delete"
+
+	opIDTryInit = "idgenerator.try_init"
+	opIDNext    = "idgenerator.next_id"
+	opIDDelete  = "idgenerator.delete"
+
+	opTopicPublish   = "topic.publish"
+	opTopicSubscribe = "topic.subscribe" // Subscribe, Channel
+
+	opListAdd      = "list.add" // Add, AddAll
+	opListInsert   = "list.insert"
+	opListGet      = "list.get"
+	opListSet      = "list.set"
+	opListFastSet  = "list.fast_set"
+	opListRemove   = "list.remove"
+	opListRemoveAt = "list.remove_at"
+	opListIndexOf  = "list.index_of" // IndexOf, Contains
+	opListSize     = "list.size"
+	opListRange    = "list.range" // Range, ReadAll
+	opListTrim     = "list.trim"
+	opListDelete   = "list.delete"
+	opListScan     = "list.scan" // one per batch an iterator fetches
+
+	opSetAdd               = "set.add"    // Add, AddAll
+	opSetRemove            = "set.remove" // Remove, RemoveAll
+	opSetContains          = "set.contains"
+	opSetSize              = "set.size"
+	opSetMembers           = "set.members"
+	opSetRandom            = "set.random_member" // RandomMember, RandomMembers
+	opSetPop               = "set.pop"           // Pop, PopN
+	opSetUnion             = "set.union"
+	opSetIntersection      = "set.intersection"
+	opSetDifference        = "set.difference"
+	opSetUnionStore        = "set.union_store"
+	opSetIntersectionStore = "set.intersection_store"
+	opSetDifferenceStore   = "set.difference_store"
+	opSetDelete            = "set.delete"
+	opSetScan              = "set.scan" // one per batch an iterator fetches
+
+	opZSetAdd         = "sorted_set.add" // Add, AddIfAbsent, AddAll
+	opZSetAddScore    = "sorted_set.add_score"
+	opZSetScore       = "sorted_set.score" // Score, Contains
+	opZSetRank        = "sorted_set.rank"  // Rank, RevRank
+	opZSetRemove      = "sorted_set.remove"
+	opZSetSize        = "sorted_set.size"
+	opZSetCount       = "sorted_set.count"
+	opZSetRemoveRange = "sorted_set.remove_range" // RemoveRangeByRank, RemoveRangeByScore
+	opZSetPoll        = "sorted_set.poll"         // PollFirst, PollLast
+	opZSetRange       = "sorted_set.range"        // RangeByRank, RevRangeByRank, EntryRangeByRank, EntryRevRangeByRank, RangeByScore, EntryRangeByScore
+	opZSetDelete      = "sorted_set.delete"
+	opZSetScan        = "sorted_set.scan" // one per batch an iterator fetches
+
+	opDelayOffer    = "delayed_queue.offer" // Offer, OfferAll
+	opDelaySize     = "delayed_queue.size"
+	opDelayContains = "delayed_queue.contains"
+	opDelayRemove   = "delayed_queue.remove"
+	opDelayReadAll  = "delayed_queue.read_all"
+	opDelayDelete   = "delayed_queue.delete"
+
+	// Queue, Deque, BlockingQueue, BoundedBlockingQueue (Kind tells which).
+	opQueueOffer          = "queue.offer" // Offer, OfferFirst, OfferLast
+	opQueuePoll           = "queue.poll"  // Poll, PollFirst, PollLast; Poll(ctx, 0), PollFromAny(ctx, 0, ...)
+	opQueuePeek           = "queue.peek"  // Peek, PeekFirst, PeekLast
+	opQueueSize           = "queue.size"
+	opQueueDelete         = "queue.delete"
+	opQueueReadAll        = "queue.read_all"
+	opQueueScan           = "queue.scan" // one per batch an iterator reads
+	opQueueTake           = "queue.take" // Take; Poll, PollFromAny with a wait (Wait: the time blocked)
+	opQueueDrain          = "queue.drain"
+	opQueuePut            = "queue.put" // Wait: the time blocked for room
+	opQueueTrySetCapacity = "queue.try_set_capacity"
+	opQueueCapacity       = "queue.capacity" // Capacity, RemainingCapacity
+)
