@@ -351,7 +351,7 @@ var eventSpecs = [...]eventSpec{
 	EventHandOffFailed:   {slog.LevelWarn, "redisson: hand-off publish failed", fKind | fName | fErr},
 	EventJanitorFailed:   {slog.LevelWarn, "redisson: janitor failed to delete keys", fCount | fErr},
 	EventCloseWaiting:    {slog.LevelInfo, "redisson: Close waiting for work in flight", fName | fDuration},
-	EventWaiterGaveUp:    {slog.LevelInfo, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
+	EventWaiterGaveUp:    {slog.LevelDebug, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
 	EventDelayMoveFailed: {slog.LevelWarn, "redisson: delayed queue move failed", fKind | fName | fErr},
 }
 

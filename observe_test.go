@@ -751,8 +751,8 @@ func TestObserveFairWaiterGaveUp(t *testing.T) {
 	if op := rec.last(t, opLockAcquire, name); op.Kind != "fair lock" || op.Outcome != OutcomeTimedOut || op.Wait <= 0 {
 		t.Errorf("fair waiter's lock.acquire: kind %q, outcome %v, Wait %v; want fair lock, timed_out, > 0", op.Kind, op.Outcome, op.Wait)
 	}
-	if recs := logs.find("waiter_gave_up"); len(recs) != 1 || recs[0].level != slog.LevelInfo || recs[0].attrs["owner"] != waiter.Owner() {
-		t.Errorf("waiter_gave_up log records = %+v; want one at Info with the owner", recs)
+	if recs := logs.find("waiter_gave_up"); len(recs) != 1 || recs[0].level != slog.LevelDebug || recs[0].attrs["owner"] != waiter.Owner() {
+		t.Errorf("waiter_gave_up log records = %+v; want one at Debug with the owner", recs)
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatal(err)
