@@ -3,18 +3,21 @@
 -- which Java's RFencedLock INCRs.
 --
 -- Defines local functions, and runs nothing itself:
---   nextToken(key, ttl)  sets the counter at key to the next token and
+--   nextToken(key, ttl, t)  sets the counter at key to the next token and
 --       returns it: max(counter + 1, the server clock in microseconds). A
 --       counter created anew (its key expired, or was lost to a restart
 --       without persistence or to a FLUSHALL) thus starts above every token
 --       handed out before, as long as the server clock did not step back by
 --       more than the time the name stayed idle. ttl is the key's idle
 --       lifetime in ms, renewed on every call; '0' makes the key permanent
---       (PERSIST). A key of another type, or a string that is no integer,
---       fails (WRONGTYPE, or INCR's error) before anything is written.
-local function nextToken(key, ttl)
+--       (a SET without expiry, or PERSIST after INCR). A key of another
+--       type, or a string that is no integer, fails (WRONGTYPE, or INCR's
+--       error) before anything is written. t is the script's TIME reply
+--       when it took one already (nil: nextToken takes it). Usually three
+--       commands: GET, TIME, SET with PX.
+local function nextToken(key, ttl, t)
     local cur = redis.call('get', key)
-    local t = redis.call('time')
+    t = t or redis.call('time')
     local sec, us = t[1], t[2]
     -- Below 2^53 (until the year 2255): exact in a Lua number.
     local now = tonumber(sec) * 1000000 + tonumber(us)
