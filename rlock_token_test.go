@@ -64,6 +64,47 @@ func TestLockTokenKeyExpiry(t *testing.T) {
 	}
 }
 
+// A counter ahead of the server clock (its value above the clock in
+// microseconds) is advanced by one, and its idle lifetime renewed, by every
+// lock kind that takes tokens; a string that is no integer fails the
+// acquire, leaving the counter and its expiry as they were.
+func TestLockTokenCounterAheadOfClock(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, &Options{TokenIdleTTL: time.Minute})
+	const ahead = int64(8e15) // above the clock in microseconds, below 2^53
+	for _, get := range []func(string) *Lock{c.GetLock, c.GetFairLock, func(n string) *Lock { return c.GetReadWriteLock(n).WriteLock() }} {
+		name := uniqueName(t, rdb)
+		tokenKey := prefixName("redisson_lock_token", name)
+		rdb.Set(ctx, tokenKey, ahead, time.Hour)
+		l := get(name)
+		if tok := acquireToken(t, ctx, l); tok != ahead+1 {
+			t.Errorf("%s: token %d; want the counter + 1 = %d", l.kind.what, tok, ahead+1)
+		}
+		if v, _ := rdb.Get(ctx, tokenKey).Int64(); v != ahead+1 {
+			t.Errorf("%s: counter %d; want %d", l.kind.what, v, ahead+1)
+		}
+		if d := rdb.PTTL(ctx, tokenKey).Val(); d <= 0 || d > time.Minute {
+			t.Errorf("%s: counter PTTL %v; want the idle lifetime (1m) renewed", l.kind.what, d)
+		}
+
+		name = uniqueName(t, rdb)
+		tokenKey = prefixName("redisson_lock_token", name)
+		rdb.Set(ctx, tokenKey, "12abc", time.Hour)
+		l = get(name)
+		before := keyState(t, rdb, name)
+		if ok, err := l.TryLock(ctx, 0, 0); ok || err == nil {
+			t.Errorf("%s: TryLock with a counter that is no integer = %v, %v; want an error", l.kind.what, ok, err)
+		}
+		if after := keyState(t, rdb, name); after != before {
+			t.Errorf("%s: Redis changed by a failed acquire:\nbefore %s\nafter  %s", l.kind.what, before, after)
+		}
+		if d := rdb.PTTL(ctx, tokenKey).Val(); d <= time.Minute {
+			t.Errorf("%s: counter PTTL %v after a failed acquire; want its hour left", l.kind.what, d)
+		}
+	}
+}
+
 // Tokens keep growing after the counter's key expired: it is created again
 // from the server clock in microseconds, above every earlier token.
 func TestLockTokenIncreasesAfterKeyExpired(t *testing.T) {

@@ -36,8 +36,11 @@ local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local allowance = tonumber(ARGV[8])
 
+-- After the loop, head is the queue's live head (false: the queue is
+-- empty); the reads until its next use change nothing.
+local head
 while true do
-    local head = redis.call('lindex', KEYS[4], 0)
+    head = redis.call('lindex', KEYS[4], 0)
     if not head then
         break
     end
@@ -64,9 +67,8 @@ if pttl ~= -2 then
         return {held, tonumber(redis.call('get', KEYS[2]) or 0)}
     end
 end
-local head = redis.call('lindex', KEYS[4], 0)
 if held > 0 or (pttl == -2 and (head == false or head == ARGV[2])) then
-    local token = nextToken(KEYS[2], ARGV[7])
+    local token = nextToken(KEYS[2], ARGV[7], t)
     if held == 0 then
         if head == ARGV[2] then
             redis.call('lpop', KEYS[4])

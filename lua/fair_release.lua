@@ -27,13 +27,14 @@ if held > 1 then
 end
 redis.call('del', KEYS[1])
 setLatch()
+-- The clock is read only when someone waits: most releases find no queue.
+local head = redis.call('lindex', KEYS[4], 0)
+if not head then
+    return {0, 0}
+end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 while true do
-    local head = redis.call('lindex', KEYS[4], 0)
-    if not head then
-        return {0, 0}
-    end
     local alive = tonumber(redis.call('zscore', KEYS[6], head))
     local deadline = tonumber(redis.call('zscore', KEYS[5], head))
     if (alive ~= nil and alive > now) or (alive == nil and deadline ~= nil and deadline > now) then
@@ -42,4 +43,8 @@ while true do
     redis.call('lpop', KEYS[4])
     redis.call('zrem', KEYS[5], head)
     redis.call('zrem', KEYS[6], head)
+    head = redis.call('lindex', KEYS[4], 0)
+    if not head then
+        return {0, 0}
+    end
 end

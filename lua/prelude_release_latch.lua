@@ -5,6 +5,15 @@
 -- recognised by the hold count, already one less than the caller had. It
 -- comes after prelude_lease, whose setLease dropHold uses.
 --
+-- Why a key per hold, deleted by the client's janitor once the call has
+-- returned: a key per name holding the last released token would be
+-- overwritten by the next holder's release, on a contended lock within the
+-- milliseconds before go-redis resends, and the resend would report a lost
+-- lease. Nor can the lease deadline stand in for it: a field gone within
+-- its lease is what our own earlier send leaves, but also what a forced
+-- unlock or lost data leave, and those must be reported as lost. Only a
+-- mark written by this release tells them apart.
+--
 -- KEYS[1]  lock hash: field <owner> -> hold count
 -- KEYS[3]  unlock latch of this hold (redisson_unlock_latch:{name}:<token>)
 -- ARGV[1]  the owner's field

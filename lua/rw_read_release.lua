@@ -24,12 +24,15 @@ local held, reply = releaseHeld()
 if not held then
     return reply
 end
-local count = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-redis.call('del', KEYS[4] .. ':' .. (count + 1))
+-- The owner's last read hold drops its field (no HINCRBY to 0 first).
+local count = held - 1
 if count == 0 then
     redis.call('hdel', KEYS[1], ARGV[1])
     setLatch()
+else
+    redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
+redis.call('del', KEYS[4] .. ':' .. held)
 if redis.call('hlen', KEYS[1]) > 1 then
     local remain = -3
     for _, field in ipairs(redis.call('hkeys', KEYS[1])) do

@@ -22,11 +22,13 @@ end
 if held > 1 then
     return {dropHold(KEYS[2]), 0}
 end
-redis.call('hdel', KEYS[1], ARGV[1])
-setLatch()
-if redis.call('hlen', KEYS[1]) == 1 then
+-- 'mode' and the write field alone: the lock goes (one DEL, no HDEL
+-- first); otherwise the owner's read holds stay, in read mode.
+if redis.call('hlen', KEYS[1]) == 2 then
     redis.call('del', KEYS[1])
 else
+    redis.call('hdel', KEYS[1], ARGV[1])
     redis.call('hset', KEYS[1], 'mode', 'read')
 end
+setLatch()
 return {0, redis.call(ARGV[5], KEYS[2], 1)}
