@@ -25,6 +25,7 @@ type channelEntry struct {
 	delayed   *time.Timer   // a hand-off wake-up not yet delivered
 	delayedN  int           // how many it wakes
 	lastAge   time.Duration // how long the last announced winner had waited
+	unlockAt  time.Time     // when the last hand-off (unlock) message arrived
 	idle      *time.Timer   // unsubscribes the channel after linger unused
 	yieldTill time.Time     // new local callers wait until then before trying
 	takenAt   time.Time     // when the last taken message arrived

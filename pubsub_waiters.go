@@ -177,13 +177,20 @@ func (e *channelEntry) remove(w *waiter) bool {
 //
 // Hand-off: every client listening to a lock channel receives each unlock
 // message, and waking a waiter in each would make all but one of them retry
-// in vain. A waiter that acquires after waiting announces it on the channel
-// ("taken", with how long it waited). On the next unlock message, a client
-// whose longest-waiting local waiter has waited about as long as the last
-// winner (or longer) wakes it at once: in a steady queue that is the oldest
-// waiter across all clients. The others delay their wake-up by 1 to 3ms and
-// cancel it when the taken message arrives first. The result is close to
-// global first-come order with about one retry per unlock.
+// in vain, the fastest one winning whatever its wait. A waiter that acquires
+// after waiting announces it on the channel ("taken", with how long it
+// waited). In a steady queue each winner has waited about as long as the
+// last one, and the next waiters in global order have waited one, two, ...
+// hand-off intervals less (the time between unlock messages). So on an
+// unlock message, a client whose longest-waiting local waiter has waited
+// at least the last winner's wait less half an interval wakes it at once:
+// that is the oldest waiter across all clients, and usually only one client
+// qualifies. The others defer their wake-up, the longer the further their
+// oldest waiter is behind (by intervals: 1 ms plus 1 ms per interval, up to
+// 4 ms), and cancel it when the taken message arrives first; if nobody
+// qualified (the queue changed), the oldest deferred waiter goes first.
+// The result is close to global first-come order with about one try per
+// unlock.
 func (e *channelEntry) apply(p *pubsubService, w wake) {
 	switch {
 	case w.ignored:
@@ -194,15 +201,30 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 		if w.age >= 0 {
 			e.lastAge = w.age
 		}
-	case w.handoff && len(e.waiters) > 0:
-		if time.Since(e.waiters[0].since) >= e.lastAge*9/10 {
+	case w.handoff:
+		now := time.Now()
+		interval := now.Sub(e.unlockAt)
+		if e.unlockAt.IsZero() || interval >= e.lastAge {
+			// Unknown, or longer than a wait: no queue to keep in order.
+			interval = 0
+		}
+		e.unlockAt = now
+		if len(e.waiters) == 0 {
+			e.wakeNow(w.n)
+			return
+		}
+		behind := e.lastAge - now.Sub(e.waiters[0].since)
+		margin := e.lastAge / 10
+		if interval > 0 {
+			margin = min(margin, interval/2)
+		}
+		if behind <= margin {
 			e.wakeNow(w.n)
 			return
 		}
 		e.delayedN += w.n
 		if e.delayed == nil {
-			d := handoffDelay + time.Duration(rand.Int64N(int64(2*handoffDelay)))
-			e.delayed = time.AfterFunc(d, func() { p.fireDelayed(e) })
+			e.delayed = time.AfterFunc(handoffWait(behind, interval), func() { p.fireDelayed(e) })
 		}
 	default:
 		e.wakeNow(w.n)
@@ -213,6 +235,19 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 // enough for another client's taken message to arrive first on a local
 // network, and about the resolution of an idle Go timer anyway.
 const handoffDelay = time.Millisecond
+
+// handoffWait is how long a client defers a hand-off wake-up when its
+// oldest waiter is behind (> 0) the expected winner, given the interval
+// between unlock messages (0: unknown): handoffDelay plus handoffDelay per
+// interval behind, up to three, and up to a quarter handoffDelay at random
+// to break ties; with the interval unknown, 1 to 3 handoffDelay at random.
+func handoffWait(behind, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return handoffDelay + rand.N(2*handoffDelay)
+	}
+	steps := min(float64(behind)/float64(interval), 3)
+	return handoffDelay + time.Duration(steps*float64(handoffDelay)) + rand.N(handoffDelay/4)
+}
 
 func (p *pubsubService) fireDelayed(e *channelEntry) {
 	p.mu.Lock()
