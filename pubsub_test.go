@@ -451,3 +451,38 @@ func TestPubSubHandoffWaitGrowsWithDistance(t *testing.T) {
 		}
 	}
 }
+
+// The winner's taken message can arrive before the releaser's own reply:
+// it still answers the releaser's next first try, unless an unlock message
+// came after it (the object is free again).
+func TestPubSubTakenSinceReleaseCountsEarlyAnnouncement(t *testing.T) {
+	p := newPubSub(nil, topology{}, "test", PubSubAuto, time.Second, 0)
+	defer p.close()
+	e := &channelEntry{key: chanKey{name: "c"}, policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
+	p.mu.Lock()
+	p.entries[e.key] = e
+	sub := e.join(p)
+	p.mu.Unlock()
+	send := func(payload string) {
+		p.mu.Lock()
+		e.apply(p, e.policy(payload))
+		p.mu.Unlock()
+	}
+	sent := time.Now()
+	time.Sleep(time.Millisecond)
+	send("0")   // the release's own unlock message
+	send("103") // the winner's announcement, before the release's reply
+	time.Sleep(time.Millisecond)
+	p.yield("c", sent) // the reply arrives
+	if !sub.takenSinceRelease() {
+		t.Fatal("announcement before the release's reply not counted")
+	}
+	send("0")
+	if sub.takenSinceRelease() {
+		t.Fatal("taken reported after a later unlock message")
+	}
+	p.yield("c", time.Now())
+	if sub.takenSinceRelease() {
+		t.Fatal("announcement before the release counted")
+	}
+}

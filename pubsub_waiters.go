@@ -58,12 +58,14 @@ const yieldWindow = 2 * time.Millisecond
 
 // yield makes this client's next callers on an object channel that follows
 // the mode (a lock's) wait yieldWindow before their first try (no effect if
-// the client does not listen to channel).
-func (p *pubsubService) yield(channel string) {
+// the client does not listen to channel). sent is when the release was
+// sent: the winner's taken message may arrive before its reply.
+func (p *pubsubService) yield(channel string, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e := p.entries[p.objectKey(objectChannel{name: channel})]; e != nil {
 		e.yieldTill = time.Now().Add(yieldWindow)
+		e.releasedAt = sent
 	}
 }
 
@@ -99,11 +101,15 @@ func (s *subscription) passOn() {
 	}
 }
 
-// takenSince reports whether a taken message arrived after t.
-func (s *subscription) takenSince(t time.Time) bool {
+// takenSinceRelease reports whether a taken message arrived after this
+// client last released the object (see yield) and no wake-up message after
+// it: as far as this client heard, another owner took the object since and
+// still holds it.
+func (s *subscription) takenSinceRelease() bool {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
-	return s.e.takenAt.After(t)
+	e := s.e
+	return e.takenAt.After(e.releasedAt) && !e.freedAt.After(e.takenAt)
 }
 
 // wait blocks until a message wakes this waiter (nil, true), d passes (nil,
@@ -203,6 +209,7 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 		}
 	case w.handoff:
 		now := time.Now()
+		e.freedAt = now
 		interval := now.Sub(e.unlockAt)
 		if e.unlockAt.IsZero() || interval >= e.lastAge {
 			// Unknown, or longer than a wait: no queue to keep in order.
@@ -227,6 +234,9 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 			e.delayed = time.AfterFunc(handoffWait(behind, interval), func() { p.fireDelayed(e) })
 		}
 	default:
+		if w.n != 0 {
+			e.freedAt = time.Now()
+		}
 		e.wakeNow(w.n)
 	}
 }
