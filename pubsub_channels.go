@@ -11,23 +11,26 @@ import (
 // channelEntry is the local state of one subscribed channel. Guarded by
 // pubsubService.mu.
 type channelEntry struct {
-	key       chanKey
-	conn      *psConn
-	policy    wakePolicy // nil for a topic
-	listeners []*listener
-	refs      int
-	seq       uint64 // arrival order of subscriptions
-	confirmed bool
-	ready     chan struct{} // closed at the first subscribe confirmation
-	asked     time.Time     // when SUBSCRIBE was last sent, until confirmed
-	waiters   []*waiter     // ordered by subscription arrival
-	pending   int           // wake-ups that found no waiter, at most refs
-	delayed   *time.Timer   // a hand-off wake-up not yet delivered
-	delayedN  int           // how many it wakes
-	lastAge   time.Duration // how long the last announced winner had waited
-	idle      *time.Timer   // unsubscribes the channel after linger unused
-	yieldTill time.Time     // new local callers wait until then before trying
-	takenAt   time.Time     // when the last taken message arrived
+	key        chanKey
+	conn       *psConn
+	policy     wakePolicy // nil for a topic
+	listeners  []*listener
+	refs       int
+	seq        uint64 // arrival order of subscriptions
+	confirmed  bool
+	ready      chan struct{} // closed at the first subscribe confirmation
+	asked      time.Time     // when SUBSCRIBE was last sent, until confirmed
+	waiters    []*waiter     // ordered by subscription arrival
+	pending    int           // wake-ups that found no waiter, at most refs
+	delayed    *time.Timer   // a hand-off wake-up not yet delivered
+	delayedN   int           // how many it wakes
+	lastAge    time.Duration // how long the last announced winner had waited
+	unlockAt   time.Time     // when the last hand-off (unlock) message arrived
+	idle       *time.Timer   // unsubscribes the channel after linger unused
+	yieldTill  time.Time     // new local callers wait until then before trying
+	releasedAt time.Time     // when this client's release that set yieldTill was sent
+	takenAt    time.Time     // when the last taken message arrived
+	freedAt    time.Time     // when the last message that wakes waiters arrived
 }
 
 // subscription is one local waiter's or topic subscriber's share of a

@@ -384,3 +384,105 @@ func TestPubSubSilentConnectionReplacedByHealthCheck(t *testing.T) {
 	}
 	unlockN(t, ctx, w, 1)
 }
+
+// With many waiters per client, every client's oldest waiter has waited
+// nearly as long as the last winner: only a client whose oldest waiter is
+// less than half an unlock interval behind it wakes at once; one a whole
+// interval behind defers its wake-up (and a taken message cancels it).
+func TestPubSubHandoffWakesOnlyTheOldestClient(t *testing.T) {
+	p := newPubSub(nil, topology{}, "test", PubSubAuto, time.Second, 0)
+	defer p.close()
+	const lastAge, interval = 1260 * time.Millisecond, 20 * time.Millisecond
+	client := func(name string, oldest time.Duration) (*channelEntry, *waiter) {
+		e := &channelEntry{key: chanKey{name: name}, policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.entries[e.key] = e
+		e.join(p)
+		now := time.Now()
+		e.lastAge = lastAge
+		e.unlockAt = now.Add(-interval)
+		w := &waiter{ch: make(chan struct{}, 1), seq: 1, since: now.Add(-oldest)}
+		e.waiters = []*waiter{w}
+		return e, w
+	}
+	first, w1 := client("first", lastAge-interval/10)
+	second, w2 := client("second", lastAge-interval)
+	p.mu.Lock()
+	for _, e := range []*channelEntry{first, second} {
+		e.apply(p, e.policy("0"))
+	}
+	woke1, woke2 := len(w1.ch) == 1, len(w2.ch) == 1
+	deferred1, deferred2 := first.delayed != nil, second.delayed != nil
+	second.apply(p, second.policy(strconv.Itoa(3+int(lastAge.Milliseconds()))))
+	cancelled := second.delayed == nil
+	p.mu.Unlock()
+	if !woke1 || deferred1 {
+		t.Errorf("oldest waiter %v behind: woken %v, deferred %v; want woken at once", interval/10, woke1, deferred1)
+	}
+	if woke2 || !deferred2 {
+		t.Errorf("oldest waiter %v behind: woken %v, deferred %v; want deferred", interval, woke2, deferred2)
+	}
+	if !cancelled {
+		t.Error("a taken message left the deferred wake-up in place")
+	}
+	select {
+	case <-w2.ch:
+		t.Error("cancelled deferred wake-up was delivered")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// A deferred hand-off wake-up waits longer the further the client's oldest
+// waiter is behind the expected winner, so that if nobody woke at once the
+// oldest deferred waiter goes first; always within a few handoffDelay.
+func TestPubSubHandoffWaitGrowsWithDistance(t *testing.T) {
+	const interval = 20 * time.Millisecond
+	for range 100 {
+		near := handoffWait(interval, interval)
+		far := handoffWait(2*interval, interval)
+		if near >= far {
+			t.Fatalf("one interval behind waits %v, two intervals %v; want less", near, far)
+		}
+		for _, d := range []time.Duration{near, far, handoffWait(time.Hour, interval), handoffWait(time.Hour, 0)} {
+			if d < handoffDelay || d > 5*handoffDelay {
+				t.Fatalf("deferral %v; want within [%v, %v]", d, handoffDelay, 5*handoffDelay)
+			}
+		}
+	}
+}
+
+// The winner's taken message can arrive before the releaser's own reply:
+// it still answers the releaser's next first try, unless an unlock message
+// came after it (the object is free again).
+func TestPubSubTakenSinceReleaseCountsEarlyAnnouncement(t *testing.T) {
+	p := newPubSub(nil, topology{}, "test", PubSubAuto, time.Second, 0)
+	defer p.close()
+	e := &channelEntry{key: chanKey{name: "c"}, policy: lockWakePolicy, ready: make(chan struct{}), confirmed: true}
+	p.mu.Lock()
+	p.entries[e.key] = e
+	sub := e.join(p)
+	p.mu.Unlock()
+	send := func(payload string) {
+		p.mu.Lock()
+		e.apply(p, e.policy(payload))
+		p.mu.Unlock()
+	}
+	sent := time.Now()
+	time.Sleep(time.Millisecond)
+	send("0")   // the release's own unlock message
+	send("103") // the winner's announcement, before the release's reply
+	time.Sleep(time.Millisecond)
+	p.yield("c", sent) // the reply arrives
+	if !sub.takenSinceRelease() {
+		t.Fatal("announcement before the release's reply not counted")
+	}
+	send("0")
+	if sub.takenSinceRelease() {
+		t.Fatal("taken reported after a later unlock message")
+	}
+	p.yield("c", time.Now())
+	if sub.takenSinceRelease() {
+		t.Fatal("announcement before the release counted")
+	}
+}

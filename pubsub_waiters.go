@@ -58,12 +58,14 @@ const yieldWindow = 2 * time.Millisecond
 
 // yield makes this client's next callers on an object channel that follows
 // the mode (a lock's) wait yieldWindow before their first try (no effect if
-// the client does not listen to channel).
-func (p *pubsubService) yield(channel string) {
+// the client does not listen to channel). sent is when the release was
+// sent: the winner's taken message may arrive before its reply.
+func (p *pubsubService) yield(channel string, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e := p.entries[p.objectKey(objectChannel{name: channel})]; e != nil {
 		e.yieldTill = time.Now().Add(yieldWindow)
+		e.releasedAt = sent
 	}
 }
 
@@ -99,11 +101,15 @@ func (s *subscription) passOn() {
 	}
 }
 
-// takenSince reports whether a taken message arrived after t.
-func (s *subscription) takenSince(t time.Time) bool {
+// takenSinceRelease reports whether a taken message arrived after this
+// client last released the object (see yield) and no wake-up message after
+// it: as far as this client heard, another owner took the object since and
+// still holds it.
+func (s *subscription) takenSinceRelease() bool {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
-	return s.e.takenAt.After(t)
+	e := s.e
+	return e.takenAt.After(e.releasedAt) && !e.freedAt.After(e.takenAt)
 }
 
 // wait blocks until a message wakes this waiter (nil, true), d passes (nil,
@@ -177,13 +183,20 @@ func (e *channelEntry) remove(w *waiter) bool {
 //
 // Hand-off: every client listening to a lock channel receives each unlock
 // message, and waking a waiter in each would make all but one of them retry
-// in vain. A waiter that acquires after waiting announces it on the channel
-// ("taken", with how long it waited). On the next unlock message, a client
-// whose longest-waiting local waiter has waited about as long as the last
-// winner (or longer) wakes it at once: in a steady queue that is the oldest
-// waiter across all clients. The others delay their wake-up by 1 to 3ms and
-// cancel it when the taken message arrives first. The result is close to
-// global first-come order with about one retry per unlock.
+// in vain, the fastest one winning whatever its wait. A waiter that acquires
+// after waiting announces it on the channel ("taken", with how long it
+// waited). In a steady queue each winner has waited about as long as the
+// last one, and the next waiters in global order have waited one, two, ...
+// hand-off intervals less (the time between unlock messages). So on an
+// unlock message, a client whose longest-waiting local waiter has waited
+// at least the last winner's wait less half an interval wakes it at once:
+// that is the oldest waiter across all clients, and usually only one client
+// qualifies. The others defer their wake-up, the longer the further their
+// oldest waiter is behind (by intervals: 1 ms plus 1 ms per interval, up to
+// 4 ms), and cancel it when the taken message arrives first; if nobody
+// qualified (the queue changed), the oldest deferred waiter goes first.
+// The result is close to global first-come order with about one try per
+// unlock.
 func (e *channelEntry) apply(p *pubsubService, w wake) {
 	switch {
 	case w.ignored:
@@ -194,17 +207,36 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 		if w.age >= 0 {
 			e.lastAge = w.age
 		}
-	case w.handoff && len(e.waiters) > 0:
-		if time.Since(e.waiters[0].since) >= e.lastAge*9/10 {
+	case w.handoff:
+		now := time.Now()
+		e.freedAt = now
+		interval := now.Sub(e.unlockAt)
+		if e.unlockAt.IsZero() || interval >= e.lastAge {
+			// Unknown, or longer than a wait: no queue to keep in order.
+			interval = 0
+		}
+		e.unlockAt = now
+		if len(e.waiters) == 0 {
+			e.wakeNow(w.n)
+			return
+		}
+		behind := e.lastAge - now.Sub(e.waiters[0].since)
+		margin := e.lastAge / 10
+		if interval > 0 {
+			margin = min(margin, interval/2)
+		}
+		if behind <= margin {
 			e.wakeNow(w.n)
 			return
 		}
 		e.delayedN += w.n
 		if e.delayed == nil {
-			d := handoffDelay + time.Duration(rand.Int64N(int64(2*handoffDelay)))
-			e.delayed = time.AfterFunc(d, func() { p.fireDelayed(e) })
+			e.delayed = time.AfterFunc(handoffWait(behind, interval), func() { p.fireDelayed(e) })
 		}
 	default:
+		if w.n != 0 {
+			e.freedAt = time.Now()
+		}
 		e.wakeNow(w.n)
 	}
 }
@@ -213,6 +245,19 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 // enough for another client's taken message to arrive first on a local
 // network, and about the resolution of an idle Go timer anyway.
 const handoffDelay = time.Millisecond
+
+// handoffWait is how long a client defers a hand-off wake-up when its
+// oldest waiter is behind (> 0) the expected winner, given the interval
+// between unlock messages (0: unknown): handoffDelay plus handoffDelay per
+// interval behind, up to three, and up to a quarter handoffDelay at random
+// to break ties; with the interval unknown, 1 to 3 handoffDelay at random.
+func handoffWait(behind, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return handoffDelay + rand.N(2*handoffDelay)
+	}
+	steps := min(float64(behind)/float64(interval), 3)
+	return handoffDelay + time.Duration(steps*float64(handoffDelay)) + rand.N(handoffDelay/4)
+}
 
 func (p *pubsubService) fireDelayed(e *channelEntry) {
 	p.mu.Lock()

@@ -198,6 +198,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 	argv := l.kind.release.argv(id.relKeysArg, 5)
 	argv[3+2] = latch
 	argv = append(argv, id.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx))
+	sent := time.Now()
 	var buf [2]int64
 	res, err := int64s(l.c.scripts.runArgv(ctx, l.kind.release, id.relKeys, argv, nil), buf[:0])
 	if err != nil {
@@ -211,7 +212,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 		if res[1] > 1 {
 			// Other clients listen: give their waiters the first chance
 			// before this client takes the lock again.
-			l.c.pubsub.yield(l.channel)
+			l.c.pubsub.yield(l.channel, sent)
 		}
 	}
 	return res[0], nil

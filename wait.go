@@ -109,15 +109,15 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 	case yield > 0 && s.wait != 0:
 		// This client just released the object while other clients wait:
 		// give their waiter a moment before competing with it. If one
-		// announces it took the object, that answers the first try.
-		start := time.Now()
+		// announced it took the object since the release, that answers
+		// the first try.
 		t := c.blockStart()
 		_, err := sub.wait(ctx, yield)
 		c.blockEnd(ctx, t)
 		if err != nil {
 			return false, c.waitErr(s.what, s.name, err)
 		}
-		tried = sub.takenSince(start)
+		tried = sub.takenSinceRelease()
 		mustTry = !tried
 	default:
 		mustTry = true
