@@ -65,6 +65,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	topo := topologyOf(rdb)
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
+	if !o.DisableAutoPipeline {
+		s.pipe = newAutoPipe(rdb, autoPipeLanes)
+	}
 	id := uuid.NewString()
 	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
 	ps.emit = em
@@ -118,6 +121,9 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
+	if c.scripts.pipe != nil {
+		c.scripts.pipe.close() // queued calls fail unsent; later ones go straight out
+	}
 	c.queues.close()
 	c.delayq.close()
 	c.watchdog.close()
