@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,13 @@ import (
 // them in one pipeline on its own goroutine, and wakes the others with their
 // results. No goroutine is owned: every send runs on a caller's goroutine.
 //
+// Client.Close leaves the queue alone: a queued call has passed its
+// object's closed check and is in flight for its caller, as a plain command
+// being written is, and goes out with the next lane that frees (within the
+// sends in flight's round trips or go-redis's timeouts). Failing it instead
+// would skip the clean-ups that must outlive Close: a compensation queued
+// as a shutdown cancels its acquire would leave a permit taken for good.
+//
 // A queued call whose context ends is taken out of the queue and never sent
 // (notSentError: Redis untouched, nothing to undo); once in a pipeline it
 // waits for its reply, as a plain command would. The pipeline's context has
@@ -36,10 +44,9 @@ type autoPipe struct {
 	rdb   redis.UniversalClient
 	lanes int // sends in flight before calls queue
 
-	mu     sync.Mutex
-	busy   int           // sends in flight (plain commands and pipelines)
-	queue  []*queuedCall // calls waiting for a lane, oldest first
-	closed bool          // close has run: nothing queues any more
+	mu    sync.Mutex
+	busy  int           // sends in flight (plain commands and pipelines)
+	queue []*queuedCall // calls waiting for a lane, oldest first
 
 	batches sync.Pool // *autoBatch, each with a pipeline of rdb's
 
@@ -79,12 +86,12 @@ type autoBatch struct {
 var callPool = sync.Pool{New: func() any { return &queuedCall{wake: make(chan *autoBatch, 1)} }}
 
 // process runs cmd, a command of the script runner's, and leaves its result
-// in it: at once when a lane is free (or after close), else in a pipeline
-// with the calls queued beside it. A call whose ctx ends while queued gets
-// notSentError and is never sent.
+// in it: at once when a lane is free, else in a pipeline with the calls
+// queued beside it. A call whose ctx ends while queued gets notSentError and
+// is never sent.
 func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd) {
 	a.mu.Lock()
-	if a.busy < a.lanes || a.closed {
+	if a.busy < a.lanes {
 		a.busy++
 		a.mu.Unlock()
 		defer a.release()
@@ -209,11 +216,15 @@ func (a *autoPipe) lead(me *queuedCall, b *autoBatch) {
 // send writes b's commands, one alone as a plain command, more as one
 // pipeline, then hands the lane on and wakes every member but me.
 func (a *autoPipe) send(me *queuedCall, b *autoBatch) {
+	sent := false
 	defer func() {
 		// Deferred, so that a panicking hook cannot strand the members or
-		// the lane.
+		// the lane, nor leave them a result they did not get.
 		a.release()
 		for _, p := range b.members {
+			if !sent {
+				p.cmd.SetErr(errAutoPipePanic)
+			}
 			if p != me {
 				p.wake <- nil
 			}
@@ -222,6 +233,7 @@ func (a *autoPipe) send(me *queuedCall, b *autoBatch) {
 	}()
 	if len(b.members) == 1 {
 		_ = a.rdb.Process(me.ctx, me.cmd)
+		sent = true
 		return
 	}
 	ctx, cancel := batchContext(me.ctx, b.members)
@@ -238,7 +250,12 @@ func (a *autoPipe) send(me *queuedCall, b *autoBatch) {
 	}
 	_ = b.pipe.BatchProcess(ctx, b.cmds...)
 	_, _ = b.pipe.Exec(ctx) // each command has its own reply or error
+	sent = true
 }
+
+// errAutoPipePanic is the error of the members of a batch whose send
+// panicked (in a go-redis hook): the call may have run.
+var errAutoPipePanic = errors.New("redisson: script call's pipeline panicked")
 
 func (a *autoPipe) putBatch(b *autoBatch) {
 	clear(b.members)
@@ -266,23 +283,6 @@ func batchContext(lead context.Context, members []*queuedCall) (context.Context,
 		}
 	}
 	return context.WithDeadline(context.WithoutCancel(lead), latest)
-}
-
-// close ends batching: the calls still queued fail with ErrClientClosed,
-// unsent (Redis untouched), and later calls go straight out.
-func (a *autoPipe) close() {
-	a.mu.Lock()
-	a.closed = true
-	q := a.queue
-	a.queue = nil
-	for _, p := range q {
-		p.queued = false
-	}
-	a.mu.Unlock()
-	for _, p := range q {
-		p.cmd.SetErr(notSentError{ErrClientClosed})
-		p.wake <- nil
-	}
 }
 
 // autoPipeStats is what tests and benchmarks read of the auto-pipeline.

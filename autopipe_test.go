@@ -443,8 +443,11 @@ func TestAutoPipeErrorsGoToTheirCaller(t *testing.T) {
 	}
 }
 
-// Close fails the calls still queued with ErrClientClosed, unsent.
-func TestAutoPipeCloseFailsQueuedCalls(t *testing.T) {
+// Close leaves the calls already queued in flight: they go out once a lane
+// frees, as a plain command being written does, so that a clean-up queued
+// as the client closes (a compensation, a release) still reaches Redis;
+// nothing is left waiting and no goroutine remains (the suite's goleak).
+func TestAutoPipeCloseLetsQueuedCallsFinish(t *testing.T) {
 	c, rdb, h := apClient(t, 1, nil)
 	ctx := testCtx(t, 30*time.Second)
 	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
@@ -455,21 +458,23 @@ func TestAutoPipeCloseFailsQueuedCalls(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for range n {
-		err := recvErr(t, errs)
-		if !errors.Is(err, ErrClientClosed) || mayHaveRun(err) {
-			t.Errorf("queued call after Close: %v; want ErrClientClosed, not sent", err)
-		}
+	if q := c.scripts.pipe.stats().queued; q != n {
+		t.Fatalf("queued after Close: %d, want %d", q, n)
 	}
 	release()
-	for i := range n {
-		k := "ap:close:" + strconv.Itoa(i)
-		if h.sent(k) != 0 || rdb.Exists(ctx, k).Val() != 0 {
-			t.Errorf("%s was sent after Close", k)
+	for range n {
+		if err := recvErr(t, errs); err != nil {
+			t.Errorf("queued call after Close: %v", err)
 		}
 	}
-	if st := c.scripts.pipe.stats(); st.queued != 0 || st.pipelines != 0 {
-		t.Errorf("stats after Close %+v; want nothing queued or sent", st)
+	for i := range n {
+		if k := "ap:close:" + strconv.Itoa(i); rdb.Get(ctx, k).Val() != "1" {
+			t.Errorf("%s not incremented once", k)
+		}
+	}
+	// A call after Close (only clean-ups make one) goes out as before.
+	if _, err := apCall(ctx, c, "ap:close:after", "after"); err != nil {
+		t.Errorf("script call after Close: %v", err)
 	}
 }
 
@@ -697,5 +702,75 @@ func TestAutoPipePlainArg(t *testing.T) {
 		if plainArg(a) {
 			t.Errorf("plainArg(%T) = true", a)
 		}
+	}
+}
+
+// panicHook panics in the first pipeline it sees.
+type panicHook struct{ armed atomic.Bool }
+
+func (h *panicHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *panicHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *panicHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.armed.CompareAndSwap(true, false) {
+			panic("test: pipeline hook")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A go-redis hook panicking in a batch's pipeline panics its leader; the
+// other members get an error (not an empty success) and the lane is freed.
+func TestAutoPipePanickingHook(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	ph := &panicHook{}
+	rdb.AddHook(ph)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	release := h.hold()
+	t.Cleanup(release)
+	go func() { _, _ = apCall(ctx, c, "ap:panic:lane", "lane") }()
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	const n = 4
+	errs := make(chan error, n)
+	var panics atomic.Int64
+	for i := range n {
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panics.Add(1)
+					errs <- nil
+				}
+			}()
+			k := "ap:panic:" + strconv.Itoa(i)
+			_, err := apCall(ctx, c, k, k)
+			errs <- err
+		}()
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == n })
+	ph.armed.Store(true)
+	release()
+	failed := 0
+	for range n {
+		if err := recvErr(t, errs); errors.Is(err, errAutoPipePanic) && mayHaveRun(err) {
+			failed++
+		} else if err != nil {
+			t.Errorf("member of the panicked batch: %v", err)
+		}
+	}
+	if panics.Load() != 1 || failed != n-1 {
+		t.Errorf("%d panics, %d members failed; want 1 (the leader) and %d", panics.Load(), failed, n-1)
+	}
+	if _, err := apCall(ctx, c, "ap:panic:after", "after"); err != nil {
+		t.Errorf("call after the panic: %v", err)
+	}
+	a := c.scripts.pipe
+	a.mu.Lock()
+	busy := a.busy
+	a.mu.Unlock()
+	if busy != 0 {
+		t.Errorf("lanes busy after the panic: %d, want 0", busy)
 	}
 }

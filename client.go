@@ -121,9 +121,6 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
-	if c.scripts.pipe != nil {
-		c.scripts.pipe.close() // queued calls fail unsent; later ones go straight out
-	}
 	c.queues.close()
 	c.delayq.close()
 	c.watchdog.close()
