@@ -393,11 +393,12 @@ func BenchmarkLockUncontended(b *testing.B) {
 	b.Run("watchdog", func(b *testing.B) { run(b, 0, false) })
 	b.Run("lease", func(b *testing.B) { run(b, 10*time.Second, false) })
 	b.Run("new-handle", func(b *testing.B) { run(b, 0, true) })
-	b.Run("parallel32", func(b *testing.B) {
-		// 16 × GOMAXPROCS goroutines: 32 on the 2-core target machine.
-		par := max(1, 32/runtime.GOMAXPROCS(0))
+	// parallel runs lock+unlock in n goroutines (rounded to a multiple of
+	// GOMAXPROCS), each on a lock of its own, on one client made with opts.
+	parallel := func(b *testing.B, n int, opts *Options) {
+		par := max(1, n/runtime.GOMAXPROCS(0))
 		_, rdb, h, _ := benchRedis(b)
-		c := newClient(b, rdb, nil)
+		c := newClient(b, rdb, opts)
 		ctx := benchCtx(b)
 		benchLockUnlock(b, ctx, c.GetLock("bench:par:warm"), 0)
 		var seq atomic.Int64
@@ -430,7 +431,13 @@ func BenchmarkLockUncontended(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		b.ReportMetric(float64(h.roundTrips()-rt0)/float64(b.N), "roundtrips/op")
 		b.ReportMetric(float64(seq.Load()), "goroutines")
-	})
+	}
+	// With n a multiple of 2, the goroutine counts of the 2-core target
+	// machine.
+	b.Run("parallel4", func(b *testing.B) { parallel(b, 4, nil) })
+	b.Run("parallel8", func(b *testing.B) { parallel(b, 8, nil) })
+	b.Run("parallel32", func(b *testing.B) { parallel(b, 32, nil) })
+	b.Run("parallel32-noautopipe", func(b *testing.B) { parallel(b, 32, &Options{DisableAutoPipeline: true}) })
 }
 
 // BenchmarkLockVsFloor alternates blocks of benchBlock floor pairs (two

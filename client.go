@@ -65,6 +65,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	topo := topologyOf(rdb)
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
+	if !o.DisableAutoPipeline {
+		s.pipe = newAutoPipe(rdb, autoPipeLanes)
+	}
 	id := uuid.NewString()
 	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
 	ps.emit = em

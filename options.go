@@ -103,6 +103,20 @@ type Options struct {
 	// slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
+	// DisableAutoPipeline sends every script call as a command of its own.
+	// By default, calls of goroutines sharing the Client that queue up
+	// behind others in flight are written to Redis together as one go-redis
+	// pipeline (one write and one read for all of them, on both sides): a
+	// call goes out at once as a plain command while fewer than 2 sends
+	// are in flight, so a lone call is never delayed; beyond that it waits
+	// for the first send in flight to end and goes with every call queued
+	// by then (at most 128). A call whose context ends while it waits is
+	// not sent. A go-redis Hook sees a batched call in ProcessPipelineHook,
+	// not ProcessHook, under the context of the batch's oldest call without
+	// its cancellation; an Observer still counts it as one round trip of its
+	// operation. Default false.
+	DisableAutoPipeline bool
+
 	// Observer, when set, sees every public operation and background event
 	// (see Observer); the redissonotel module provides one for
 	// OpenTelemetry. Default none, at no cost.

@@ -91,6 +91,9 @@ type scripts struct {
 	// observed: an Observer is set, so calls count their round trips in
 	// the operation record their context carries.
 	observed bool
+	// pipe batches the EVALSHAs of concurrent calls (autopipe.go); nil
+	// with Options.DisableAutoPipeline.
+	pipe *autoPipe
 	// loads counts SCRIPT LOADs (see stats); loading holds the latest
 	// load of each script on each node (see load). Both under mu.
 	mu      sync.Mutex
@@ -237,7 +240,7 @@ func isMigrating(err error) bool {
 // flattens a slice, map or struct into several.
 func (c *scripts) evalSha(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
 	if argv == nil {
-		if len(args) == 1 {
+		if len(args) == 1 && !plainArg(args[0]) {
 			return c.rdb.EvalSha(ctx, s.sha, keys, args...)
 		}
 		argv = s.argv(nil, len(keys)+len(args))
@@ -251,14 +254,27 @@ func (c *scripts) evalSha(ctx context.Context, s *script, keys []string, argv, a
 	if len(keys) > 0 {
 		cmd.SetFirstKeyPos(3) // as EvalSha: routes the call by its first key
 	}
-	_ = c.rdb.Process(ctx, cmd)
+	if c.pipe != nil {
+		c.pipe.process(ctx, cmd)
+	} else {
+		_ = c.rdb.Process(ctx, cmd)
+	}
 	return cmd
 }
 
+// plainArg reports whether go-redis sends a lone argument as it is (its
+// EvalSha flattens a slice, a map or a struct into several).
+func plainArg(a any) bool {
+	switch a.(type) {
+	case string, []byte, int, int64, uint64, int32, uint32, float64, bool:
+		return true
+	}
+	return false
+}
+
 func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
-	c.trip(ctx, 1)
 	sent := time.Now()
-	cmd := c.evalSha(ctx, s, keys, argv, args)
+	cmd := c.evalShaTrip(ctx, s, keys, argv, args)
 	if !isNoScript(cmd.Err()) {
 		return cmd
 	}
@@ -267,9 +283,8 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, argv, a
 		cmd.SetErr(err)
 		return cmd
 	}
-	c.trip(ctx, 1)
 	sent = time.Now()
-	cmd = c.evalSha(ctx, s, keys, argv, args)
+	cmd = c.evalShaTrip(ctx, s, keys, argv, args)
 	if !shared || !isNoScript(cmd.Err()) {
 		return cmd
 	}
@@ -279,8 +294,21 @@ func (c *scripts) runOnce(ctx context.Context, s *script, keys []string, argv, a
 		cmd.SetErr(err)
 		return cmd
 	}
-	c.trip(ctx, 1)
-	return c.evalSha(ctx, s, keys, argv, args)
+	return c.evalShaTrip(ctx, s, keys, argv, args)
+}
+
+// evalShaTrip is evalSha counting its round trip, unless the call was never
+// sent (its context ended while it queued for the auto-pipeline): a call
+// sent in a pipeline is one round trip of its operation all the same.
+func (c *scripts) evalShaTrip(ctx context.Context, s *script, keys []string, argv, args []any) *redis.Cmd {
+	cmd := c.evalSha(ctx, s, keys, argv, args)
+	if c.observed {
+		var notSent notSentError
+		if !errors.As(cmd.Err(), &notSent) {
+			countTrips(ctx, 1)
+		}
+	}
+	return cmd
 }
 
 // trip counts n round trips for the operation ctx belongs to, if observed.

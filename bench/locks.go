@@ -54,13 +54,18 @@ func (m oursMutex) unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // oursLock is our Lock (fair: our FairLock) with default Options.
 func oursLock(fair bool) lockLib {
+	return oursLockWith(fair, "defaults", nil)
+}
+
+// oursLockWith is oursLock on clients made with opts, described by settings.
+func oursLockWith(fair bool, settings string, opts *redisson.Options) lockLib {
 	name := "redisson Lock"
 	if fair {
 		name = "redisson FairLock"
 	}
-	return lockLib{name: name, settings: "defaults", kind: kindOurs,
+	return lockLib{name: name, settings: settings, kind: kindOurs,
 		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
-			cs, err := newClients(rdbs, nil)
+			cs, err := newClients(rdbs, opts)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,8 +35,11 @@ type suite struct {
 	warmup    time.Duration
 	wdLeases  string        // -watchdog-leases
 	wdTimeout time.Duration // -watchdog-timeout
-	out       strings.Builder
-	failures  []string
+	// goroutines are the goroutine counts of the uncontended scenario,
+	// one table each (-goroutines).
+	goroutines []int
+	out        strings.Builder
+	failures   []string
 }
 
 type scenario struct {
@@ -63,6 +67,7 @@ func run() int {
 	only := flag.String("only", "", "comma-separated scenarios to run: "+names())
 	flag.StringVar(&s.wdLeases, "watchdog-leases", "", "comma-separated lease counts of the watchdog scenario (default 1000,10000,100000; 1000 with -short)")
 	flag.DurationVar(&s.wdTimeout, "watchdog-timeout", 0, "WatchdogTimeout of the watchdog scenario for every lease count (default 3s up to 10,000 leases, 9s above)")
+	goroutines := flag.String("goroutines", "1,32", "comma-separated goroutine counts of the uncontended scenario, one table each")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	outPath := flag.String("out", "", "also write the report, with a header describing the machine, to this file")
 	flag.Parse()
@@ -81,6 +86,14 @@ func run() int {
 		return 2
 	}
 	s.warmup = max(s.duration/5, 100*time.Millisecond)
+	for _, f := range strings.Split(*goroutines, ",") {
+		g, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || g < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -goroutines: %q is not a count >= 1\n", f)
+			return 2
+		}
+		s.goroutines = append(s.goroutines, g)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

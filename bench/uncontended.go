@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goredisson/redisson"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -200,12 +201,13 @@ func runUncontended(ctx context.Context, s *suite) error {
 		floorLib("2 × EVALSHA `return 1`", false, false, false),
 		floorLib("2 × PING", true, false, false),
 		oursLock(false),
+		oursLockWith(false, "DisableAutoPipeline", &redisson.Options{DisableAutoPipeline: true}),
 		oursLock(true),
 		redislockLib("defaults", 0),
 		redsyncLib("defaults", 0, false),
 		rueidislockLib(),
 	}
-	gs := []int{1, 32}
+	gs := s.goroutines
 	var tables []*table
 	for _, g := range gs {
 		t := throughputTable(fmt.Sprintf("Uncontended lock+unlock, %d goroutine(s)", g), "")

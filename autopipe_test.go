@@ -1,0 +1,776 @@
+package redisson
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// testScript is a script of a test's own, run through the script runner
+// like the embedded ones.
+func testScript(name, src string) *script {
+	sum := sha1.Sum([]byte(src))
+	sha := hex.EncodeToString(sum[:])
+	return &script{name: name, src: src, sha: sha, shaArg: sha}
+}
+
+// apIncr increments KEYS[1] and returns its new value and ARGV[1], so that a
+// caller can tell its own reply from another's.
+var apIncr = testScript("test_incr", "local n = redis.call('incr', KEYS[1]) return {n, ARGV[1]}\n")
+
+// apHook counts the EVALSHAs a go-redis client sends alone and in
+// pipelines, and can hold plain EVALSHAs after their reply (hold), so that
+// the lane they occupy stays busy and the calls after them queue.
+type apHook struct {
+	plain     atomic.Int64 // EVALSHA sent as a command of its own
+	pipelines atomic.Int64 // pipelines with at least one EVALSHA
+	piped     atomic.Int64 // EVALSHAs in them
+	held      atomic.Int64 // plain EVALSHAs waiting on the gate now
+
+	mu   sync.Mutex
+	gate chan struct{} // non-nil: plain EVALSHAs wait for it to close
+	keys map[string]int
+}
+
+func newAPHook() *apHook { return &apHook{keys: map[string]int{}} }
+
+// hold makes the plain EVALSHAs from now on wait, after their reply, until
+// the returned function is called.
+func (h *apHook) hold() (release func()) {
+	ch := make(chan struct{})
+	h.mu.Lock()
+	h.gate = ch
+	h.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			h.gate = nil
+			h.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+func (h *apHook) saw(cmd redis.Cmder) {
+	args := cmd.Args()
+	if len(args) > 3 {
+		if k, ok := args[3].(string); ok {
+			h.mu.Lock()
+			h.keys[k]++
+			h.mu.Unlock()
+		}
+	}
+}
+
+// sent returns how many EVALSHAs with first key k the client sent.
+func (h *apHook) sent(k string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.keys[k]
+}
+
+func (h *apHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *apHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() != "evalsha" {
+			return next(ctx, cmd)
+		}
+		h.plain.Add(1)
+		h.saw(cmd)
+		err := next(ctx, cmd)
+		h.mu.Lock()
+		gate := h.gate
+		h.mu.Unlock()
+		if gate != nil {
+			h.held.Add(1)
+			<-gate
+			h.held.Add(-1)
+		}
+		return err
+	}
+}
+
+func (h *apHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		n := 0
+		for _, c := range cmds {
+			if c.Name() == "evalsha" {
+				n++
+				h.saw(c)
+			}
+		}
+		if n > 0 {
+			h.pipelines.Add(1)
+			h.piped.Add(int64(n))
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// apClient returns a client on a fresh server whose go-redis client has an
+// apHook, its auto-pipeline allowing lanes sends in flight.
+func apClient(t *testing.T, lanes int, opts *Options) (*Client, *redis.Client, *apHook) {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	h := newAPHook()
+	rdb.AddHook(h)
+	c := newClient(t, rdb, opts)
+	if c.scripts.pipe != nil {
+		c.scripts.pipe.lanes = lanes // before any call: no race
+	}
+	return c, rdb, h
+}
+
+// recvErr receives from ch, failing the test after 10s.
+func recvErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result after 10s")
+		return nil
+	}
+}
+
+// apCall runs apIncr on key with arg and checks the reply is its own.
+func apCall(ctx context.Context, c *Client, key, arg string) (int64, error) {
+	vals, err := c.scripts.run(ctx, apIncr, []string{key}, arg).Slice()
+	if err != nil {
+		return 0, err
+	}
+	if len(vals) != 2 || vals[1] != arg {
+		return 0, fmt.Errorf("call with %q on %s got reply %v: not its own", arg, key, vals)
+	}
+	n, _ := vals[0].(int64)
+	return n, nil
+}
+
+// queueCalls starts n apCalls on keys prefix:0..n-1 while the lanes are held,
+// waits until they all queue, and returns their results' channel (one per
+// call, in no order) and the release of the lanes.
+func queueCalls(t *testing.T, ctx context.Context, c *Client, h *apHook, prefix string, n int) (chan error, func()) {
+	t.Helper()
+	lanes := c.scripts.pipe.lanes
+	release := h.hold()
+	t.Cleanup(release)
+	for i := range lanes {
+		go func() { _, _ = apCall(ctx, c, fmt.Sprintf("%s:lane%d", prefix, i), "lane") }()
+	}
+	eventually(t, 10*time.Second, "the lanes' calls held", func() bool { return h.held.Load() == int64(lanes) })
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			k := fmt.Sprintf("%s:%d", prefix, i)
+			v, err := apCall(ctx, c, k, k)
+			if err == nil && v != 1 {
+				err = fmt.Errorf("%s incremented to %d, want 1", k, v)
+			}
+			errs <- err
+		}()
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == n })
+	return errs, release
+}
+
+// Calls that queue behind the busy lanes are sent together as one
+// pipeline, and each gets its own reply.
+func TestAutoPipeBatchesQueuedCalls(t *testing.T) {
+	c, _, h := apClient(t, 2, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	const n = 10
+	errs, release := queueCalls(t, ctx, c, h, "ap:batch", n)
+	release()
+	for range n {
+		if err := recvErr(t, errs); err != nil {
+			t.Error(err)
+		}
+	}
+	if got := h.pipelines.Load(); got != 1 {
+		t.Errorf("pipelines sent: %d, want 1", got)
+	}
+	if got := h.piped.Load(); got != n {
+		t.Errorf("EVALSHAs pipelined: %d, want %d", got, n)
+	}
+	if st := c.scripts.pipe.stats(); st.pipelines != 1 || st.batched != n || st.queued != 0 {
+		t.Errorf("stats %+v; want 1 pipeline of %d, none queued", st, n)
+	}
+}
+
+// Many goroutines sharing a client form pipelines without any help, and
+// every lock+unlock succeeds.
+func TestAutoPipeManyGoroutinesFormBatches(t *testing.T) {
+	c, rdb, h := apClient(t, autoPipeLanes, nil)
+	ctx := testCtx(t, 60*time.Second)
+	var wg sync.WaitGroup
+	for g := range 32 {
+		l := c.GetLock(uniqueName(t, rdb) + ":" + strconv.Itoa(g))
+		wg.Go(func() {
+			for range 50 {
+				ok, err := l.TryLock(ctx, 0, 0)
+				if err != nil || !ok {
+					t.Errorf("TryLock = %v, %v", ok, err)
+					return
+				}
+				if err := l.Unlock(ctx); err != nil {
+					t.Errorf("Unlock: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if h.pipelines.Load() == 0 {
+		t.Fatalf("32 goroutines × 50 lock+unlock: no pipeline formed (%d plain EVALSHAs)", h.plain.Load())
+	}
+	t.Logf("%d plain EVALSHAs, %d pipelines carrying %d", h.plain.Load(), h.pipelines.Load(), h.piped.Load())
+}
+
+// A lone caller's calls go out as plain commands, never as pipelines.
+func TestAutoPipeLoneCallIsPlainCommand(t *testing.T) {
+	c, rdb, h := apClient(t, autoPipeLanes, nil)
+	ctx := testCtx(t, 30*time.Second)
+	l := c.GetLock(uniqueName(t, rdb))
+	for range 20 {
+		mustTryLock(t, ctx, l, 0, 0)
+		if err := l.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.pipelines.Load(); got != 0 {
+		t.Errorf("pipelines: %d, want 0", got)
+	}
+	if got := h.plain.Load(); got < 40 {
+		t.Errorf("plain EVALSHAs: %d, want at least 40", got)
+	}
+}
+
+// A call whose context ends while it queues returns the context's error,
+// says it was not sent, and never reaches Redis; the calls queued beside it
+// go out as usual.
+func TestAutoPipeCancelledWhileQueuedNeverSent(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	errs, release := queueCalls(t, ctx, c, h, "ap:kept", 3)
+	cctx, cancel := context.WithCancel(ctx)
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := apCall(cctx, c, "ap:cancelled", "x")
+		cancelled <- err
+	}()
+	eventually(t, 10*time.Second, "the call queued", func() bool { return c.scripts.pipe.stats().queued == 4 })
+	cancel()
+	err := recvErr(t, cancelled)
+	if !errors.Is(err, context.Canceled) || mayHaveRun(err) {
+		t.Fatalf("cancelled queued call: %v (may have run: %v); want context.Canceled, not sent", err, mayHaveRun(err))
+	}
+	if q := c.scripts.pipe.stats().queued; q != 3 {
+		t.Errorf("queued after the cancellation: %d, want 3", q)
+	}
+	release()
+	for range 3 {
+		if err := recvErr(t, errs); err != nil {
+			t.Error(err)
+		}
+	}
+	if n := h.sent("ap:cancelled"); n != 0 {
+		t.Errorf("the cancelled call was sent %d times", n)
+	}
+	if n, err := rdb.Exists(ctx, "ap:cancelled").Result(); err != nil || n != 0 {
+		t.Errorf("EXISTS ap:cancelled = %d, %v; want 0", n, err)
+	}
+}
+
+// A member whose context ends after it was taken into a batch, but before
+// the batch is written, is not sent: when it was to lead, the next live
+// member leads; when none is live, the lane is handed on.
+func TestAutoPipeCancelledAfterTaken(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cancel []bool // per queued call, oldest first
+	}{
+		{"leader", []bool{true, false, false, false}},
+		{"member", []bool{false, true, false, true}},
+		{"all", []bool{true, true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, rdb, h := apClient(t, 1, nil)
+			ctx := testCtx(t, 30*time.Second)
+			if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+				t.Fatal(err)
+			}
+			release := h.hold()
+			t.Cleanup(release)
+			go func() { _, _ = apCall(ctx, c, "ap:taken:lane", "lane") }()
+			eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+			a := c.scripts.pipe
+			errs := make([]chan error, len(tc.cancel))
+			cancels := make([]context.CancelFunc, len(tc.cancel))
+			for i := range tc.cancel {
+				var cctx context.Context
+				cctx, cancels[i] = context.WithCancel(ctx)
+				errs[i] = make(chan error, 1)
+				go func() {
+					k := "ap:taken:" + strconv.Itoa(i)
+					_, err := apCall(cctx, c, k, k)
+					errs[i] <- err
+				}()
+				// One by one, so that the queue's order is known.
+				eventually(t, 10*time.Second, "the call queued", func() bool { return a.stats().queued == i+1 })
+			}
+			// Hand a lane of its own to the queue, as release does, with the
+			// contexts ended in the same locked section: the calls cannot
+			// leave the queue first, so the batch holds them.
+			a.mu.Lock()
+			for i, cancel := range tc.cancel {
+				if cancel {
+					cancels[i]()
+				}
+			}
+			a.busy++ // the lane this batch carries
+			b := a.takeBatch()
+			a.mu.Unlock()
+			b.members[0].wake <- b
+			for i, cancelled := range tc.cancel {
+				err := recvErr(t, errs[i])
+				k := "ap:taken:" + strconv.Itoa(i)
+				switch {
+				case cancelled && (!errors.Is(err, context.Canceled) || mayHaveRun(err)):
+					t.Errorf("cancelled call %d: %v; want context.Canceled, not sent", i, err)
+				case cancelled && (h.sent(k) != 0 || rdb.Exists(ctx, k).Val() != 0):
+					t.Errorf("cancelled call %d was sent", i)
+				case !cancelled && err != nil:
+					t.Errorf("live call %d: %v", i, err)
+				}
+			}
+			release()
+			for _, cancel := range cancels {
+				cancel()
+			}
+			eventually(t, 10*time.Second, "every lane free", func() bool {
+				a.mu.Lock()
+				defer a.mu.Unlock()
+				return a.busy == 0
+			})
+		})
+	}
+}
+
+// After SCRIPT FLUSH, every member of a batch meets NOSCRIPT; each is
+// loaded (once between them) and run again, and all succeed.
+func TestAutoPipeNoScriptInsideBatch(t *testing.T) {
+	c, rdb, h := apClient(t, 2, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	loads := c.scripts.stats().loads
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	errs, release := queueCalls(t, ctx, c, h, "ap:noscript", n)
+	release()
+	for range n {
+		if err := recvErr(t, errs); err != nil {
+			t.Error(err)
+		}
+	}
+	if h.pipelines.Load() == 0 {
+		t.Error("no pipeline formed")
+	}
+	// The two lane calls and the batch meet NOSCRIPT; they share loads.
+	if got := c.scripts.stats().loads - loads; got < 1 || got > 3 {
+		t.Errorf("SCRIPT LOADs after the flush: %d, want 1 to 3", got)
+	}
+}
+
+// A script error of one member of a batch goes to that caller only.
+func TestAutoPipeErrorsGoToTheirCaller(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	for i := range n {
+		if i%2 == 1 { // a list: INCR on it fails with WRONGTYPE
+			rdb.RPush(ctx, "ap:err:"+strconv.Itoa(i), "x")
+		}
+	}
+	release := h.hold()
+	go func() { _, _ = apCall(ctx, c, "ap:err:lane", "lane") }()
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			k := "ap:err:" + strconv.Itoa(i)
+			_, errs[i] = apCall(ctx, c, k, k)
+		})
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == n })
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		wrongType := err != nil && errors.Is(objectErr("test", "x", err), ErrWrongType)
+		if (i%2 == 1) != wrongType {
+			t.Errorf("call %d: %v; want WRONGTYPE exactly for the odd calls", i, err)
+		}
+	}
+	if h.pipelines.Load() != 1 {
+		t.Errorf("pipelines: %d, want 1", h.pipelines.Load())
+	}
+}
+
+// Close leaves the calls already queued in flight: they go out once a lane
+// frees, as a plain command being written does, so that a clean-up queued
+// as the client closes (a compensation, a release) still reaches Redis;
+// nothing is left waiting and no goroutine remains (the suite's goleak).
+func TestAutoPipeCloseLetsQueuedCallsFinish(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	errs, release := queueCalls(t, ctx, c, h, "ap:close", n)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if q := c.scripts.pipe.stats().queued; q != n {
+		t.Fatalf("queued after Close: %d, want %d", q, n)
+	}
+	release()
+	for range n {
+		if err := recvErr(t, errs); err != nil {
+			t.Errorf("queued call after Close: %v", err)
+		}
+	}
+	for i := range n {
+		if k := "ap:close:" + strconv.Itoa(i); rdb.Get(ctx, k).Val() != "1" {
+			t.Errorf("%s not incremented once", k)
+		}
+	}
+	// A call after Close (only clean-ups make one) goes out as before.
+	if _, err := apCall(ctx, c, "ap:close:after", "after"); err != nil {
+		t.Errorf("script call after Close: %v", err)
+	}
+}
+
+// With DisableAutoPipeline, calls that would queue are all plain commands.
+func TestAutoPipeDisabled(t *testing.T) {
+	c, rdb, h := apClient(t, 0, &Options{DisableAutoPipeline: true})
+	if c.scripts.pipe != nil {
+		t.Fatal("auto-pipeline set up with DisableAutoPipeline")
+	}
+	ctx := testCtx(t, 60*time.Second)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		l := c.GetLock(uniqueName(t, rdb) + ":" + strconv.Itoa(g))
+		wg.Go(func() {
+			for range 20 {
+				if ok, err := l.TryLock(ctx, 0, 0); err != nil || !ok {
+					t.Errorf("TryLock = %v, %v", ok, err)
+					return
+				}
+				if err := l.Unlock(ctx); err != nil {
+					t.Errorf("Unlock: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := h.pipelines.Load(); got != 0 {
+		t.Errorf("pipelines: %d, want 0", got)
+	}
+}
+
+// The Observer counts a call sent in a batch as one round trip of its
+// operation, and a call cancelled while queued as none.
+func TestAutoPipeObserverRoundTrips(t *testing.T) {
+	rec := &recorder{}
+	c, rdb, h := apClient(t, 1, &Options{Observer: rec})
+	ctx := testCtx(t, 30*time.Second)
+	names := make([]string, 6)
+	for i := range names {
+		names[i] = uniqueName(t, rdb)
+		mustTryLock(t, ctx, c.GetLock(names[i]), 0, 0) // warm: loads the script
+		if _, err := c.GetLock(names[i]).ForceUnlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := h.hold()
+	go func() { _, _ = apCall(ctx, c, "ap:obs:lane", "lane") }()
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	var wg sync.WaitGroup
+	for _, name := range names[1:] {
+		wg.Go(func() {
+			if ok, err := c.GetLock(name).TryLock(ctx, 0, time.Minute); err != nil || !ok {
+				t.Errorf("TryLock %s = %v, %v", name, ok, err)
+			}
+		})
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == len(names)-1 })
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.GetLock(names[0]).TryLock(cctx, 0, time.Minute)
+		done <- err
+	}()
+	eventually(t, 10*time.Second, "the cancelled call queued", func() bool { return c.scripts.pipe.stats().queued == len(names) })
+	cancel()
+	if err := recvErr(t, done); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled TryLock: %v, want context.Canceled", err)
+	}
+	release()
+	wg.Wait()
+	if h.pipelines.Load() != 1 {
+		t.Fatalf("pipelines: %d, want 1", h.pipelines.Load())
+	}
+	for _, name := range names[1:] {
+		ops := rec.opsOf(opLockAcquire, name)
+		if op := ops[len(ops)-1]; op.RoundTrips != 1 || op.Outcome != OutcomeAcquired {
+			t.Errorf("batched TryLock %s: %d round trips, outcome %v; want 1, acquired", name, op.RoundTrips, op.Outcome)
+		}
+	}
+	ops := rec.opsOf(opLockAcquire, names[0])
+	if op := ops[len(ops)-1]; op.RoundTrips != 0 || op.Outcome != OutcomeCancelled {
+		t.Errorf("TryLock cancelled while queued: %d round trips, outcome %v; want 0, cancelled", op.RoundTrips, op.Outcome)
+	}
+	if rdb.Exists(ctx, names[0]).Val() != 0 {
+		t.Errorf("the cancelled TryLock took %s", names[0])
+	}
+}
+
+// When go-redis resends a pipeline (its reply was lost with the
+// connection), every member still gets its own reply, once.
+func TestAutoPipeResentBatch(t *testing.T) {
+	srv := redistest.Start(t)
+	proxy := redistest.NewProxy(t, srv.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: 3})
+	t.Cleanup(func() { rdb.Close() })
+	h := newAPHook()
+	rdb.AddHook(h)
+	c := newClient(t, rdb, nil)
+	c.scripts.pipe.lanes = 1
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	release := h.hold()
+	go func() { _, _ = apCall(ctx, c, "ap:resend:lane", "lane") }()
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	vals := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			k := "ap:resend:" + strconv.Itoa(i)
+			vals[i], errs[i] = apCall(ctx, c, k, k) // checks the reply carries its own argument
+		})
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == n })
+	proxy.DropNextReply() // the batch's reply: the lane's came before the hold
+	release()
+	wg.Wait()
+	if proxy.Dropped() != 1 {
+		t.Fatalf("replies dropped: %d, want 1", proxy.Dropped())
+	}
+	for i := range n {
+		k := "ap:resend:" + strconv.Itoa(i)
+		// apIncr is not idempotent: the resend ran it again, and its reply
+		// is the one the caller got.
+		stored, _ := srv.Client(t).Get(ctx, k).Int64()
+		if errs[i] != nil || vals[i] != stored || stored != 2 {
+			t.Errorf("%s: reply %d, %v; stored %d; want the resend's reply 2", k, vals[i], errs[i], stored)
+		}
+	}
+	if h.pipelines.Load() != 1 {
+		t.Errorf("pipelines seen by the hook: %d, want 1 (go-redis resends inside it)", h.pipelines.Load())
+	}
+}
+
+// On Cluster a batch spans nodes (go-redis splits it per node) and every
+// member gets its own reply.
+func TestAutoPipeCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	cc := cl.Client(t)
+	h := newAPHook()
+	cc.AddHook(h)
+	c := newClient(t, cc, nil)
+	c.scripts.pipe.lanes = 1
+	ctx := testCtx(t, 60*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 24 // keys in many slots, on every master
+	errs, release := queueCalls(t, ctx, c, h, "ap:cluster", n)
+	release()
+	for range n {
+		if err := recvErr(t, errs); err != nil {
+			t.Error(err)
+		}
+	}
+	if h.pipelines.Load() != 1 || h.piped.Load() < n {
+		t.Errorf("pipelines %d carrying %d EVALSHAs; want 1 carrying at least %d", h.pipelines.Load(), h.piped.Load(), n)
+	}
+	var nodes sync.Map
+	for i := range n {
+		k := "ap:cluster:" + strconv.Itoa(i)
+		node, err := cc.MasterForKey(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes.Store(node.Options().Addr, true)
+	}
+	count := 0
+	nodes.Range(func(_, _ any) bool { count++; return true })
+	if count < 2 {
+		t.Errorf("the batch's keys are on %d master(s); want several", count)
+	}
+}
+
+// The pipeline's context has no member's cancellation, and the latest of
+// their deadlines (none when one has none).
+func TestAutoPipeBatchContext(t *testing.T) {
+	base := context.Background()
+	cancelled, cancel := context.WithCancel(base)
+	cancel()
+	soon, c1 := context.WithTimeout(base, time.Minute)
+	defer c1()
+	late, c2 := context.WithTimeout(base, time.Hour)
+	defer c2()
+	members := func(ctxs ...context.Context) []*queuedCall {
+		var ms []*queuedCall
+		for _, ctx := range ctxs {
+			ms = append(ms, &queuedCall{ctx: ctx})
+		}
+		return ms
+	}
+	ctx, stop := batchContext(cancelled, members(soon, late))
+	if stop == nil {
+		t.Fatal("no cancel func for a deadline")
+	}
+	defer stop()
+	if ctx.Err() != nil {
+		t.Errorf("batch context of a cancelled leader: %v, want alive", ctx.Err())
+	}
+	if d, ok := ctx.Deadline(); !ok || d.Before(time.Now().Add(59*time.Minute)) {
+		t.Errorf("deadline %v, %v; want the latest member's (an hour)", d, ok)
+	}
+	ctx, stop = batchContext(soon, members(soon, base))
+	if stop != nil {
+		stop()
+	}
+	if _, ok := ctx.Deadline(); ok {
+		t.Error("batch context has a deadline though a member has none")
+	}
+}
+
+// The plain-argument test matches go-redis: what it would flatten is not
+// called plain.
+func TestAutoPipePlainArg(t *testing.T) {
+	for _, a := range []any{"s", []byte("b"), 1, int64(1), 1.5, true} {
+		if !plainArg(a) {
+			t.Errorf("plainArg(%T) = false", a)
+		}
+	}
+	for _, a := range []any{[]string{"a"}, []any{1}, map[string]string{}, struct{}{}, nil, net.IP{}} {
+		if plainArg(a) {
+			t.Errorf("plainArg(%T) = true", a)
+		}
+	}
+}
+
+// panicHook panics in the first pipeline it sees.
+type panicHook struct{ armed atomic.Bool }
+
+func (h *panicHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *panicHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *panicHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.armed.CompareAndSwap(true, false) {
+			panic("test: pipeline hook")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A go-redis hook panicking in a batch's pipeline panics its leader; the
+// other members get an error (not an empty success) and the lane is freed.
+func TestAutoPipePanickingHook(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	ph := &panicHook{}
+	rdb.AddHook(ph)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	release := h.hold()
+	t.Cleanup(release)
+	go func() { _, _ = apCall(ctx, c, "ap:panic:lane", "lane") }()
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	const n = 4
+	errs := make(chan error, n)
+	var panics atomic.Int64
+	for i := range n {
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					panics.Add(1)
+					errs <- nil
+				}
+			}()
+			k := "ap:panic:" + strconv.Itoa(i)
+			_, err := apCall(ctx, c, k, k)
+			errs <- err
+		}()
+	}
+	eventually(t, 10*time.Second, "the calls queued", func() bool { return c.scripts.pipe.stats().queued == n })
+	ph.armed.Store(true)
+	release()
+	failed := 0
+	for range n {
+		if err := recvErr(t, errs); errors.Is(err, errAutoPipePanic) && mayHaveRun(err) {
+			failed++
+		} else if err != nil {
+			t.Errorf("member of the panicked batch: %v", err)
+		}
+	}
+	if panics.Load() != 1 || failed != n-1 {
+		t.Errorf("%d panics, %d members failed; want 1 (the leader) and %d", panics.Load(), failed, n-1)
+	}
+	if _, err := apCall(ctx, c, "ap:panic:after", "after"); err != nil {
+		t.Errorf("call after the panic: %v", err)
+	}
+	a := c.scripts.pipe
+	a.mu.Lock()
+	busy := a.busy
+	a.mu.Unlock()
+	if busy != 0 {
+		t.Errorf("lanes busy after the panic: %d, want 0", busy)
+	}
+}
