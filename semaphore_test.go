@@ -803,18 +803,60 @@ func TestSemaphoreCluster(t *testing.T) {
 }
 
 // semRTHook counts the round trips a go-redis client makes: one per
-// command, one per pipeline; connection set-up is left out. Pub/sub
-// commands do not pass through hooks.
-type semRTHook struct{ cmds, pipes atomic.Int64 }
+// command, one per pipeline, also by script (EVALSHA) or command name;
+// connection set-up is left out. Pub/sub commands do not pass through
+// hooks.
+type semRTHook struct {
+	cmds, pipes atomic.Int64
+	mu          sync.Mutex
+	by          map[string]int64 // round trips by script (EVALSHA) or command
+}
+
+// semScriptNames names the scripts of the semaphores by SHA, for semRTHook.
+var semScriptNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []*script{scriptSemAcquire, scriptSemAdd, scriptSemCancel, scriptSemSet,
+		scriptPermitAcquire, scriptPermitRelease, scriptPermitAdd, scriptPermitSet} {
+		m[s.sha] = s.name
+	}
+	return m
+}()
+
+func (h *semRTHook) count(cmd redis.Cmder) {
+	what := cmd.Name()
+	if args := cmd.Args(); what == "evalsha" && len(args) > 1 {
+		if sha, ok := args[1].(string); ok && semScriptNames[sha] != "" {
+			what = semScriptNames[sha]
+		}
+	}
+	h.mu.Lock()
+	if h.by == nil {
+		h.by = map[string]int64{}
+	}
+	h.by[what]++
+	h.mu.Unlock()
+}
+
+// semBreakdown sums the hooks' round trips by script or command.
+func semBreakdown(hooks []*semRTHook) map[string]int64 {
+	sum := map[string]int64{}
+	for _, h := range hooks {
+		h.mu.Lock()
+		for k, v := range h.by {
+			sum[k] += v
+		}
+		h.mu.Unlock()
+	}
+	return sum
+}
 
 func (h *semRTHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *semRTHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		switch cmd.Name() {
-		case "hello", "client", "auth", "select":
-		default:
+		if !benchIsHandshake(cmd.Name()) {
 			h.cmds.Add(1)
+			h.count(cmd)
 		}
 		return next(ctx, cmd)
 	}
@@ -822,8 +864,9 @@ func (h *semRTHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *semRTHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() != "hello" {
+		if len(cmds) > 0 && !benchIsHandshake(cmds[0].Name()) {
 			h.pipes.Add(1)
+			h.count(cmds[0])
 		}
 		return next(ctx, cmds)
 	}
@@ -865,11 +908,37 @@ func BenchmarkSemaphoreUncontended(b *testing.B) {
 
 // BenchmarkSemaphoreContended: one permit, 8 goroutines over 4 clients,
 // each looping Acquire(1), hold 20 ms, Release(1), for about 2 s of wall
-// time whatever b.N is. handoff: from just before a holder's Release to the
-// next holder's Acquire returning; wait: Acquire call to return;
-// reacquire-rate: share of acquisitions by the goroutine that released
-// last; roundtrips/acq counts every client's hooked commands.
+// time whatever b.N is. See semContended for the metrics.
 func BenchmarkSemaphoreContended(b *testing.B) {
+	semContended(b, func(ctx context.Context, c *Client, name string, first bool) semWorker {
+		s := c.GetSemaphore(name)
+		if first {
+			if ok, err := s.TrySetPermits(ctx, 1); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+		return func(ctx context.Context) (func(context.Context) error, error) {
+			if err := s.Acquire(ctx, 1); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { return s.Release(ctx, 1) }, nil
+		}
+	})
+}
+
+// semWorker acquires once and returns the release of what it acquired.
+type semWorker func(ctx context.Context) (release func(context.Context) error, err error)
+
+// semContended runs the contended semaphore benchmarks: one permit, 8
+// goroutines over 4 clients, each looping acquire, hold 20 ms, release, for
+// about 2 s of wall time whatever b.N is. newWorker makes a goroutine's
+// worker on its client (first: the first one, which sets the permit up).
+// Metrics: handoff, from just before a holder's release to the next
+// holder's acquire returning; wait, acquire call to return; reacquire-rate,
+// share of acquisitions by the goroutine that released last;
+// roundtrips/acq, every client's hooked commands (pub/sub and connection
+// set-up excluded) per acquisition, which the log breaks down by script.
+func semContended(b *testing.B, newWorker func(ctx context.Context, c *Client, name string, first bool) semWorker) {
 	const (
 		hold       = 20 * time.Millisecond
 		wall       = 2 * time.Second
@@ -889,8 +958,9 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 		cs = append(cs, newClient(b, rdb, nil))
 	}
 	const name = "bench:sem:contended"
-	if ok, err := cs[0].GetSemaphore(name).TrySetPermits(ctx, 1); !ok || err != nil {
-		b.Fatal(ok, err)
+	workers := make([]semWorker, goroutines)
+	for g := range goroutines {
+		workers[g] = newWorker(ctx, cs[g%clients], name, g == 0)
 	}
 	rts := func() (n int64) {
 		for _, h := range hooks {
@@ -909,17 +979,17 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 		stop    atomic.Bool
 		wg      sync.WaitGroup
 	)
-	rt0 := rts()
+	rt0, by0 := rts(), semBreakdown(hooks)
 	base := time.Now()
 	b.StartTimer()
-	for g := range goroutines {
-		s := cs[g%clients].GetSemaphore(name)
+	for g, acquire := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
 				called := time.Since(base)
-				if err := s.Acquire(ctx, 1); err != nil {
+				release, err := acquire(ctx)
+				if err != nil {
 					b.Error(err)
 					return
 				}
@@ -930,7 +1000,7 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 				time.Sleep(hold)
 				holders.Add(-1)
 				rel := time.Since(base)
-				if err := s.Release(ctx, 1); err != nil {
+				if err := release(ctx); err != nil {
 					b.Error(err)
 					return
 				}
@@ -978,6 +1048,24 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 	b.ReportMetric(float64(same)/(n-1), "reacquire-rate")
 	b.ReportMetric(float64(maxPer)/float64(max(minPer, 1)), "fairness-max/min")
 	b.Logf("%d acquisitions in %v; per goroutine %v", len(log), elapsed.Round(time.Millisecond), per)
+	b.Logf("round trips per acquisition: %s", semPerAcq(semBreakdown(hooks), by0, n))
+}
+
+// semPerAcq formats the round trips counted since by0, per acquisition, by
+// script or command.
+func semPerAcq(by, by0 map[string]int64, n float64) string {
+	var keys []string
+	for k := range by {
+		if by[k] > by0[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s %.2f; ", k, float64(by[k]-by0[k])/n)
+	}
+	return sb.String()
 }
 
 func semPct(ds []time.Duration, p float64) time.Duration {
