@@ -32,8 +32,9 @@ var (
 	scriptRWForce        = mustScript("rw_force_unlock")
 	scriptRWState        = mustScript("rw_state")
 
-	// Semaphore (semaphore.go): Redisson's RSemaphore, with a reservation
-	// for the longest-waiting acquirer and a marker per call.
+	// Semaphore (semaphore.go): Redisson's RSemaphore, with a queue of
+	// this library's waiters and a marker per call. acquire, add, set and
+	// cancel join prelude_semqueue.
 	scriptSemAcquire = mustScript("semaphore_acquire")
 	scriptSemAdd     = mustScript("semaphore_add")
 	scriptSemSet     = mustScript("semaphore_set")

@@ -27,7 +27,7 @@ func semLatchName(t testing.TB, rdb redis.UniversalClient) string {
 
 func deleteSemLatchKeys(rdb redis.UniversalClient, name string) {
 	ctx := context.Background()
-	rdb.Del(ctx, prefixName("redisson_sc_reservation", name))
+	rdb.Del(ctx, prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name))
 	esc := strings.NewReplacer("[", "\\[", "]", "\\]", "*", "\\*", "?", "\\?")
 	for _, p := range []string{"redisson_sc_call", "redisson_countdownlatch_call"} {
 		pattern := esc.Replace(prefixName(p, name)+":") + "*"
@@ -46,8 +46,8 @@ func deleteSemLatchKeys(rdb redis.UniversalClient, name string) {
 	}
 }
 
-// semState snapshots a semaphore's value and reservation, to check that a
-// call left Redis unchanged.
+// semState snapshots a semaphore's value and queue, to check that a call
+// left Redis unchanged.
 func semState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -59,8 +59,19 @@ func semState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	case "hash":
 		val = fmt.Sprint(rdb.HGetAll(ctx, name).Val())
 	}
-	res := rdb.HGetAll(ctx, prefixName("redisson_sc_reservation", name)).Val()
-	return fmt.Sprintf("%s=%s reservation=%v", typ, val, res)
+	q := rdb.ZRange(ctx, prefixName("redisson_sc_queue", name), 0, -1).Val()
+	w := rdb.HGetAll(ctx, prefixName("redisson_sc_waiters", name)).Val()
+	return fmt.Sprintf("%s=%s queue=%v waiters=%v", typ, val, q, w)
+}
+
+// semQueued reports whether a waiter of s for n permits is queued.
+func semQueued(ctx context.Context, rdb redis.UniversalClient, s *Semaphore, n int64) bool {
+	for _, v := range rdb.HVals(ctx, s.keys[2]).Val() {
+		if strings.HasPrefix(v, fmt.Sprint(n)+":") {
+			return true
+		}
+	}
+	return false
 }
 
 func semAvail(t testing.TB, ctx context.Context, s *Semaphore, want int64) {
@@ -339,9 +350,9 @@ func TestSemaphoreClientClosed(t *testing.T) {
 	s := c.GetSemaphore(semLatchName(t, rdb))
 	semTrySet(t, ctx, s, 1)
 	waiter := async(func() error { return s.Acquire(ctx, 2) })
-	// Wait until the waiter has re-checked and reserved.
-	eventually(t, 5*time.Second, "reservation", func() bool {
-		return rdb.Exists(ctx, s.resKey).Val() == 1
+	// Wait until the waiter has queued.
+	eventually(t, 5*time.Second, "queued", func() bool {
+		return rdb.Exists(ctx, s.keys[1]).Val() == 1
 	})
 	c.Close()
 	select {
@@ -352,8 +363,8 @@ func TestSemaphoreClientClosed(t *testing.T) {
 	case <-time.After(wakeBound):
 		t.Fatal("waiter not released by Close")
 	}
-	if rdb.Exists(ctx, s.resKey).Val() != 0 {
-		t.Fatal("reservation left behind by a waiter released by Close")
+	if rdb.Exists(ctx, s.keys[1], s.keys[2]).Val() != 0 {
+		t.Fatal("place in the queue left behind by a waiter released by Close")
 	}
 	semAvail(t, ctx, newClient(t, rdb, nil).GetSemaphore(s.Name()), 1)
 	if err := s.Release(ctx, 1); !errors.Is(err, ErrClientClosed) {
@@ -372,16 +383,83 @@ func TestSemaphoreWakePolicy(t *testing.T) {
 		"-3":          {n: 0},
 		"99999999999": {n: math.MaxInt32},
 		"x":           {ignored: true},
+		"+5":          {ignored: true}, // this library's: the wake channels carry its wake-ups
 	} {
 		if got := semaphoreWakePolicy(payload); got != want {
 			t.Errorf("semaphoreWakePolicy(%q) = %+v; want %+v", payload, got, want)
 		}
 	}
+	for payload, want := range map[string]wake{
+		"12":    {tags: "12"},
+		"12 15": {tags: "12 15"},
+		"":      {ignored: true},
+	} {
+		if got := semWakeChannelPolicy(payload); got != want {
+			t.Errorf("semWakeChannelPolicy(%q) = %+v; want %+v", payload, got, want)
+		}
+	}
+}
+
+// Waiters on three clients queue in Redis in arrival order; each release of
+// one permit wakes exactly the waiter it serves, the first queued, and no
+// other waiter tries again (no thundering herd).
+func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, 30*time.Second)
+	admin := srv.Client(t)
+	const name = "sem:served"
+	var hooks []*semRTHook
+	var sems []*Semaphore
+	for range 3 {
+		rdb := srv.Client(t)
+		h := &semRTHook{}
+		rdb.AddHook(h)
+		hooks = append(hooks, h)
+		sems = append(sems, newClient(t, rdb, nil).GetSemaphore(name))
+	}
+	semTrySet(t, ctx, sems[0], 0)
+	order := make(chan int, len(sems))
+	var dones []<-chan error
+	for i, s := range sems {
+		dones = append(dones, async(func() error {
+			err := s.Acquire(ctx, 1)
+			order <- i
+			return err
+		}))
+		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[1]).Val() == int64(i+1) })
+	}
+	tries := func() (n []int64) {
+		for _, h := range hooks {
+			n = append(n, semBreakdown([]*semRTHook{h})["semaphore_acquire"])
+		}
+		return n
+	}
+	releaser := newClient(t, srv.Client(t), nil).GetSemaphore(name)
+	for want := range sems {
+		before := tries()
+		semMust(t, releaser.Release(ctx, 1))
+		await(t, dones[want], wakeBound, "the first queued waiter")
+		if got := <-order; got != want {
+			t.Fatalf("release %d served waiter %d; want %d (arrival order)", want, got, want)
+		}
+		// Well within the waiters' one-second re-check.
+		time.Sleep(200 * time.Millisecond)
+		after := tries()
+		for i := range sems {
+			wantTries := int64(0)
+			if i == want {
+				wantTries = 1
+			}
+			if d := after[i] - before[i]; d != wantTries {
+				t.Errorf("release %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
+			}
+		}
+	}
 }
 
 // Cancelled and timed-out waits leave the semaphore as it was: no permit
-// taken, no reservation (the waiters re-checked and reserved before they
-// gave up), no subscription.
+// taken, no place in the queue (the waiters queued before they gave up), no
+// subscription.
 func TestSemaphoreCancelledWaitLeavesNothing(t *testing.T) {
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
@@ -408,7 +486,7 @@ func TestSemaphoreCancelledWaitLeavesNothing(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, 5*time.Second, "a waiter reserves", func() bool { return rdb.Exists(ctx, s.resKey).Val() == 1 })
+	eventually(t, 5*time.Second, "a waiter queues", func() bool { return rdb.Exists(ctx, s.keys[1]).Val() == 1 })
 	wg.Wait()
 	if after := semState(t, rdb, s.Name()); after != before {
 		t.Fatalf("cancelled waiters changed Redis:\n before %s\n after  %s", before, after)
@@ -455,7 +533,7 @@ func TestSemaphoreIdempotentAcrossLostReplies(t *testing.T) {
 	warm.TryAcquire(ctx, 1, 0)
 	warm.Release(ctx, 1)
 	warm.DrainPermits(ctx)
-	(&semCall{s: warm, n: 1, id: "w", keys: []string{"warm", warm.resKey, "warm:m", warm.channel}}).cancel(ctx, false)
+	(&semCall{s: warm, n: 1, id: "w", keys: warm.keysWith("warm:m")}).cancel(ctx, false)
 
 	s := c.GetSemaphore(semLatchName(t, direct))
 	value := func() string { return direct.Get(ctx, s.Name()).Val() }
@@ -527,9 +605,9 @@ func TestSemaphoreLostReplyWithoutRetryLeavesNothing(t *testing.T) {
 	semAvail(t, ctx, s, 1)
 
 	// The call marker now refuses a late copy of a cancelled call.
-	a := &semCall{s: s, n: 1, id: "late", keys: []string{s.Name(), s.resKey, s.callPre + "late", s.channel}}
+	a := &semCall{s: s, n: 1, id: "late", keys: s.keysWith(s.callPre + "late")}
 	a.cancel(ctx, true)
-	if ok, err := a.try(ctx, -1); ok || err == nil {
+	if ok, err := a.try(ctx, true); ok || err == nil {
 		t.Fatalf("a resend after cancel = %v, %v; want refused", ok, err)
 	}
 	semAvail(t, ctx, s, 1)
@@ -659,7 +737,7 @@ func TestSemaphoreReleaseLetsKIn(t *testing.T) {
 
 // Fairness: a waiter for 4 permits is served while 9 small acquirers on
 // other clients keep taking and releasing one permit each; while it waits
-// it holds the reservation and newcomers are held back.
+// in the queue, newcomers queue behind it.
 func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, time.Minute)
@@ -707,15 +785,15 @@ func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 		defer served.Store(true)
 		return big.Acquire(ctx, 4)
 	})
-	// The reservation lasts only until the waiter is served, which can be
+	// The place lasts only until the waiter is served, which can be
 	// quicker than a poll: seeing it, or the waiter served, both answer.
-	eventually(t, 10*time.Second, "the big waiter reserves or is served", func() bool {
-		return rdb.HGet(ctx, big.resKey, "n").Val() == "4" || served.Load()
+	eventually(t, 10*time.Second, "the big waiter queues or is served", func() bool {
+		return semQueued(ctx, rdb, big, 4) || served.Load()
 	})
 	await(t, res, 20*time.Second, "Acquire(4) among small acquirers")
 	t.Logf("Acquire(4) served after %v; small acquisitions so far %d", time.Since(start), small.Load())
-	if rdb.Exists(ctx, big.resKey).Val() != 0 && rdb.HGet(ctx, big.resKey, "n").Val() == "4" {
-		t.Fatal("reservation kept after the big waiter was served")
+	if semQueued(ctx, rdb, big, 4) {
+		t.Fatal("place kept after the big waiter was served")
 	}
 	semAvail(t, ctx, big, 0)
 	before := small.Load()
@@ -723,9 +801,9 @@ func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 	eventually(t, 10*time.Second, "small acquirers resume", func() bool { return small.Load() > before+5 })
 }
 
-// A reservation holds newcomers back while it stands and is dropped when
-// its waiter gives up.
-func TestSemaphoreReservationDroppedOnTimeout(t *testing.T) {
+// A queued waiter holds newcomers back while it waits and leaves the queue
+// when it gives up.
+func TestSemaphoreQueuePlaceDroppedOnTimeout(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, 30*time.Second)
 	name := semLatchName(t, rdb)
@@ -734,18 +812,18 @@ func TestSemaphoreReservationDroppedOnTimeout(t *testing.T) {
 	semTrySet(t, ctx, big, 2)
 	res := make(chan bool, 1)
 	go func() { ok, _ := big.TryAcquire(ctx, 3, 2500*time.Millisecond); res <- ok }()
-	eventually(t, 5*time.Second, "the waiter reserves", func() bool { return rdb.Exists(ctx, big.resKey).Val() == 1 })
+	eventually(t, 5*time.Second, "the waiter queues", func() bool { return rdb.Exists(ctx, big.keys[1]).Val() == 1 })
 	if ok, err := other.TryAcquire(ctx, 1, 0); ok || err != nil {
-		t.Fatalf("newcomer TryAcquire(1) beside a reservation of 3 with 2 available = %v, %v; want false", ok, err)
+		t.Fatalf("newcomer TryAcquire(1) behind a waiter for 3 with 2 available = %v, %v; want false", ok, err)
 	}
 	if ok := <-res; ok {
 		t.Fatal("TryAcquire(3) with 2 permits succeeded")
 	}
-	if rdb.Exists(ctx, big.resKey).Val() != 0 {
-		t.Fatal("reservation left after its waiter gave up")
+	if rdb.Exists(ctx, big.keys[1], big.keys[2]).Val() != 0 {
+		t.Fatal("place left in the queue after its waiter gave up")
 	}
 	if ok, err := other.TryAcquire(ctx, 1, 0); !ok || err != nil {
-		t.Fatalf("TryAcquire(1) after the reservation was dropped = %v, %v", ok, err)
+		t.Fatalf("TryAcquire(1) after the waiter left = %v, %v", ok, err)
 	}
 }
 
