@@ -290,25 +290,39 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 }
 
 // wait takes the permits, queuing in Redis, until deadline (zero: until ctx
-// ends). It listens on the semaphore's channel (a Redisson client's release
-// wakes it) and on its client's wake channel (this library's releases wake
-// exactly the waiters they serve), subscribed first so that no wake-up
-// sent after its first try is missed; every wait is bounded by syncRecheck,
-// which confirms its place.
-func (a *semCall) wait(ctx context.Context, deadline time.Time) (ok bool, err error) {
+// ends).
+func (a *semCall) wait(ctx context.Context, deadline time.Time) (bool, error) {
 	s := a.s
-	p := s.c.pubsub
-	sub, err := p.subscribe(ctx, objectChannel{name: s.channel}, semaphoreWakePolicy)
+	return s.c.queueWait(ctx, semKind, s.name, s.channel, s.wake, a.id[len(s.c.id)+1:], deadline,
+		func(ctx context.Context) (bool, time.Duration, error) {
+			ok, err := a.try(ctx, true)
+			return ok, -1, err
+		})
+}
+
+// queueWait is the wait of a Semaphore's or PermitExpirableSemaphore's
+// acquire call tagged tag (its call number), queued in Redis by try: it
+// runs try until it succeeds, deadline passes (false, nil; zero: never) or
+// ctx ends (an error wrapping ctx.Err()). It listens on the object's
+// channel (a Redisson client's release wakes it) and on its client's wake
+// channel (this library's changes wake exactly the waiters they serve),
+// both subscribed before its first try so that no wake-up sent after it is
+// missed. Every wait lasts at most syncRecheck (so each try confirms the
+// waiter's place), or the retry try reported when shorter (> 0).
+func (c *Client) queueWait(ctx context.Context, kind, name, channel, wakeChannel, tag string, deadline time.Time,
+	try func(context.Context) (bool, time.Duration, error)) (ok bool, err error) {
+	p := c.pubsub
+	sub, err := p.subscribe(ctx, objectChannel{name: channel}, semaphoreWakePolicy)
 	if err != nil {
-		return false, s.c.waitErr(semKind, s.name, err)
+		return false, c.waitErr(kind, name, err)
 	}
 	defer sub.close()
-	wake, err := p.subscribe(ctx, objectChannel{name: s.wake}, semWakeChannelPolicy)
+	wake, err := p.subscribe(ctx, objectChannel{name: wakeChannel}, semWakeChannelPolicy)
 	if err != nil {
-		return false, s.c.waitErr(semKind, s.name, err)
+		return false, c.waitErr(kind, name, err)
 	}
 	defer wake.close()
-	wake.setTag(a.id[len(s.c.id)+1:])
+	wake.setTag(tag)
 	// A waiter that leaves without its permits passes a wake-up from a
 	// Redisson client's release it may have had on to the next local one
 	// (runs before close). Its place's wake-ups need no passing on: giving
@@ -318,38 +332,42 @@ func (a *semCall) wait(ctx context.Context, deadline time.Time) (ok bool, err er
 			sub.passOn()
 		}
 	}()
-	left := func() time.Duration {
-		if deadline.IsZero() {
-			return syncRecheck
+	bound := func(retry time.Duration) time.Duration {
+		d := syncRecheck
+		if retry > 0 {
+			d = min(d, retry)
 		}
-		return min(syncRecheck, time.Until(deadline))
+		if !deadline.IsZero() {
+			d = min(d, time.Until(deadline))
+		}
+		return d
 	}
 	// A message published before Redis confirmed a subscription is lost:
 	// wait for both confirmations (no time when they are old) first.
-	t := s.c.blockStart()
-	if sub.ready(ctx, max(left(), time.Millisecond)) {
-		wake.ready(ctx, max(left(), time.Millisecond))
+	t := c.blockStart()
+	if sub.ready(ctx, max(bound(-1), time.Millisecond)) {
+		wake.ready(ctx, max(bound(-1), time.Millisecond))
 	}
-	s.c.blockEnd(ctx, t)
+	c.blockEnd(ctx, t)
 	for {
 		tctx, cancel := tryContext(ctx, deadline)
-		ok, err := a.try(tctx, true)
+		ok, retry, err := try(tctx)
 		cancel()
 		if err != nil || ok {
 			return ok, err
 		}
-		d := left()
+		d := bound(retry)
 		if d <= 0 {
 			return false, nil
 		}
-		t := s.c.blockStart()
+		t := c.blockStart()
 		_, err = sub.waitEither(ctx, d, wake)
-		s.c.blockEnd(ctx, t)
+		c.blockEnd(ctx, t)
 		if err != nil {
-			return false, s.c.waitErr(semKind, s.name, err)
+			return false, c.waitErr(kind, name, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return false, objectErrorf(semKind, s.name, "%w", err)
+			return false, objectErrorf(kind, name, "%w", err)
 		}
 	}
 }

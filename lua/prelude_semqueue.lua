@@ -1,6 +1,9 @@
--- prelude_semqueue: the queue of this library's Semaphore waiters, shared by
--- semaphore_acquire, semaphore_add, semaphore_set and semaphore_cancel.
+-- prelude_semqueue: the queue of this library's waiters of a Semaphore or a
+-- PermitExpirableSemaphore, shared by semaphore_acquire, semaphore_add,
+-- semaphore_set, semaphore_cancel and the scripts that join prelude_permits.
 --
+-- The keys, at these places unless a script names others with
+-- semQueueKeys (the PermitExpirableSemaphore's scripts: KEYS[4..6]):
 -- KEYS[1]  semaphore: string, the available permits (missing = 0)
 -- KEYS[2]  queue (redisson_sc_queue:{name}): zset, member = call id
 --          "<client uuid>:<n>", score = when it queued (server ms)
@@ -11,6 +14,9 @@
 --          on the prefix followed by its uuid
 --
 -- Defines locals, and runs nothing itself:
+--   semQueueKeys(queue, waiters, wakePrefix)
+--                        names the queue's keys when they are not at
+--                        KEYS[2], KEYS[3], KEYS[5]
 --   QUEUE_SCAN           how many queued waiters one call looks at, at most
 --   semNow()             the server clock in ms
 --   semEntry(id, now)    the permits waiter id wants, or nil when it is not
@@ -23,6 +29,11 @@
 --                        client's wake channel the call numbers of its
 --                        waiters to wake, separated by spaces
 local QUEUE_SCAN = 64
+local SQ, SW, SWAKE = KEYS[2], KEYS[3], KEYS[5]
+
+local function semQueueKeys(queue, waiters, wakePrefix)
+    SQ, SW, SWAKE = queue, waiters, wakePrefix
+end
 
 local function semNow()
     local t = redis.call('time')
@@ -30,15 +41,15 @@ local function semNow()
 end
 
 local function semEntry(id, now)
-    local e = redis.call('hget', KEYS[3], id)
+    local e = redis.call('hget', SW, id)
     if e then
         local n, deadline = string.match(e, '^(%d+):(%d+)$')
         if n and tonumber(deadline) > now then
             return tonumber(n)
         end
     end
-    redis.call('zrem', KEYS[2], id)
-    redis.call('hdel', KEYS[3], id)
+    redis.call('zrem', SQ, id)
+    redis.call('hdel', SW, id)
     return nil
 end
 
@@ -55,7 +66,7 @@ local function semServe(v, now, pub)
         return
     end
     local need, wake, order = 0, {}, {}
-    for _, id in ipairs(redis.call('zrange', KEYS[2], 0, QUEUE_SCAN - 1)) do
+    for _, id in ipairs(redis.call('zrange', SQ, 0, QUEUE_SCAN - 1)) do
         local n = semEntry(id, now)
         if n then
             need = need + n
@@ -71,6 +82,6 @@ local function semServe(v, now, pub)
         end
     end
     for _, c in ipairs(order) do
-        redis.call(pub, KEYS[5] .. c, table.concat(wake[c], ' '))
+        redis.call(pub, SWAKE .. c, table.concat(wake[c], ' '))
     end
 end
