@@ -27,10 +27,14 @@ type waiter struct {
 	seq   uint64
 	since time.Time // when its subscription first waited
 	// woken is shared by the waiters of one wait on several channels
-	// (waitEither): the first wake-up sets it, and the others skip it.
-	woken *bool
+	// (waitEither): the first wake-up records its entry, and the others
+	// skip the waiter.
+	woken *wokenBy
 	tag   string // its subscription's
 }
+
+// wokenBy records the entry whose wake-up ended a wait (nil: none yet).
+type wokenBy struct{ e *channelEntry }
 
 // subscribe joins an object channel, subscribing in Redis if nobody in
 // this client listens to it yet. It does not wait for Redis to confirm: see
@@ -145,7 +149,7 @@ func waitOn(ctx context.Context, d time.Duration, subs ...*subscription) (bool, 
 			return true, nil
 		}
 	}
-	ch, woken := make(chan struct{}, 1), new(bool)
+	ch, woken := make(chan struct{}, 1), new(wokenBy)
 	ws := make([]*waiter, len(subs))
 	for k, s := range subs {
 		if s.since.IsZero() {
@@ -181,12 +185,10 @@ func waitOn(ctx context.Context, d time.Duration, subs ...*subscription) (bool, 
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var by *channelEntry // the entry whose message woke this waiter
 	for k, s := range subs {
-		if !s.e.remove(ws[k]) {
-			by = s.e
-		}
+		s.e.remove(ws[k])
 	}
+	by := woken.e // the entry whose message woke this waiter
 	switch {
 	case by == nil:
 		return false, err
@@ -277,13 +279,13 @@ func (e *channelEntry) wakeTagged(tags []string) {
 	for _, tag := range tags {
 		found := false
 		for i, w := range e.waiters {
-			if w.tag != tag || *w.woken {
+			if w.tag != tag || w.woken.e != nil {
 				continue
 			}
 			copy(e.waiters[i:], e.waiters[i+1:])
 			e.waiters[len(e.waiters)-1] = nil
 			e.waiters = e.waiters[:len(e.waiters)-1]
-			*w.woken = true
+			w.woken.e = e
 			w.ch <- struct{}{}
 			found = true
 			break
@@ -307,10 +309,10 @@ func (e *channelEntry) wakeNow(n int) {
 		w := e.waiters[0]
 		e.waiters[0] = nil
 		e.waiters = e.waiters[1:]
-		if *w.woken {
+		if w.woken.e != nil {
 			continue // woken through its other channel
 		}
-		*w.woken = true
+		w.woken.e = e
 		w.ch <- struct{}{}
 		woken++
 	}
