@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,8 +123,7 @@ func (f *foreignSemaphore) acquire(ctx context.Context, n int64) error {
 		for woken := false; !woken; {
 			select {
 			case m := <-msgs:
-				v, _ := strconv.ParseInt(m.Payload, 10, 64)
-				woken = v > 0
+				woken = javaLong(m.Payload) > 0
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -252,6 +252,20 @@ func semRawMessages(t *testing.T, rdb *redis.Client, channel string) func(d time
 
 // The Go semaphore and the foreign (Redisson) one read and write the same
 // string and the same messages.
+// javaLong reads a message as Redisson's LongCodec does (Long.valueOf:
+// decimal digits with an optional sign, '+' included); -1 << 63 when it
+// would throw.
+func javaLong(msg string) int64 {
+	if msg == "" || strings.ContainsAny(msg[1:], "+-") || strings.TrimLeft(msg, "+-0123456789") != "" {
+		return -1 << 63
+	}
+	v, err := strconv.ParseInt(msg, 10, 64)
+	if err != nil {
+		return -1 << 63
+	}
+	return v
+}
+
 func TestSemaphoreInteropWireFormat(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, 20*time.Second)
@@ -261,7 +275,7 @@ func TestSemaphoreInteropWireFormat(t *testing.T) {
 	next := semRawMessages(t, rdb, f.channel())
 
 	semTrySet(t, ctx, s, 3)
-	if got := next(wakeBound); got != "3" {
+	if got := next(wakeBound); javaLong(got) != 3 {
 		t.Fatalf("TrySetPermits published %q; want 3", got)
 	}
 	if ok, err := f.trySetPermits(ctx, 9); ok || err != nil {
@@ -272,11 +286,11 @@ func TestSemaphoreInteropWireFormat(t *testing.T) {
 	}
 	semAvail(t, ctx, s, 1)
 	semMust(t, s.AddPermits(ctx, 4))
-	if got := next(wakeBound); got != "5" {
+	if got := next(wakeBound); javaLong(got) != 5 {
 		t.Fatalf("AddPermits published %q; want the new value 5", got)
 	}
 	semMust(t, s.Release(ctx, 2))
-	if got := next(wakeBound); got != "7" {
+	if got := next(wakeBound); javaLong(got) != 7 {
 		t.Fatalf("Release published %q; want the new value 7", got)
 	}
 	if n, err := f.availablePermits(ctx); n != 7 || err != nil {

@@ -109,7 +109,7 @@ const (
 	// bitmap or IdGenerator (the key alone does not say which).
 	KindValue ObjectKind = "value"
 	// KindBookkeeping is a key this library writes for its own calls:
-	// release latches, call markers and the semaphore's reservation. They
+	// release latches, call markers and the semaphore's queue. They
 	// expire on their own.
 	KindBookkeeping ObjectKind = "bookkeeping"
 	// KindOther is a key of a type no object uses at a name of its own
@@ -321,7 +321,8 @@ var prefixKinds = []struct {
 	{"redisson_bqueue_inflight:", KindQueueInFlight},
 	{"redisson_queue_drain:", KindQueueDrain},
 	{"redisson_unlock_latch:", KindBookkeeping},
-	{"redisson_sc_reservation:", KindBookkeeping},
+	{"redisson_sc_queue:", KindBookkeeping},
+	{"redisson_sc_waiters:", KindBookkeeping},
 	{"redisson_sc_call:", KindBookkeeping},
 	{"redisson_permit_latch:", KindBookkeeping},
 	{"redisson_countdownlatch_call:", KindBookkeeping},

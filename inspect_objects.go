@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,9 +18,10 @@ type SemaphoreInfo struct {
 	Name string `json:"name"`
 	// Permits is the number of available permits.
 	Permits int64 `json:"permits"`
-	// Reserved is the number of permits the longest-waiting acquirer of
-	// this library has reserved (redisson_sc_reservation:{name}); 0 when
-	// none waits.
+	// Reserved is the number of permits the waiters of this library
+	// queued for the semaphore wait for (redisson_sc_waiters:{name},
+	// places whose deadline passed included until a call drops them); 0
+	// when none waits.
 	Reserved int64 `json:"reserved"`
 	// Subscribers counts the connections listening on redisson_sc:{name}.
 	Subscribers int64 `json:"subscribers"`
@@ -114,14 +116,13 @@ type MapEntry struct {
 }
 
 // InspectSemaphore reads the Semaphore called name: available permits, the
-// reservation of its longest waiter, and subscribers. Two round trips
+// permits its queued waiters wait for, and subscribers. Two round trips
 // (script, subscriber count), O(1). It returns ErrNotFound when the count
 // key does not exist, ErrEmptyName, ErrInvalidName, ErrWrongType (Redis
 // unchanged), ErrClientClosed, or a Redis error.
 func (c *Client) InspectSemaphore(ctx context.Context, name string) (SemaphoreInfo, error) {
 	const kind = semKind
-	reservation := prefixName("redisson_sc_reservation", name)
-	v, err := c.inspectValue(ctx, kind, name, reservation)
+	v, err := c.inspectValue(ctx, kind, name, prefixName("redisson_sc_waiters", name))
 	if err != nil {
 		return SemaphoreInfo{}, err
 	}
@@ -129,7 +130,11 @@ func (c *Client) InspectSemaphore(ctx context.Context, name string) (SemaphoreIn
 	if info.Permits, err = strconv.ParseInt(v.value, 10, 64); err != nil {
 		return SemaphoreInfo{}, objectErrorf(kind, name, "%w: count %q", ErrWrongType, v.value)
 	}
-	info.Reserved, _ = strconv.ParseInt(v.hash["n"], 10, 64)
+	for _, w := range v.hash { // "<permits>:<deadline>"
+		n, _, _ := strings.Cut(w, ":")
+		k, _ := strconv.ParseInt(n, 10, 64)
+		info.Reserved += k
+	}
 	subs, err := c.numSub(ctx, false, []string{prefixName("redisson_sc", name)})
 	if err != nil {
 		return SemaphoreInfo{}, objectErr(kind, name, err)

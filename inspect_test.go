@@ -581,7 +581,7 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	out[registry] = wantListed{KindQueueInFlightRegistry, base + "q"}
 
 	t.Cleanup(func() {
-		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_reservation", base+"sem")} {
+		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_queue", base+"sem"), prefixName("redisson_sc_waiters", base+"sem")} {
 			c.rdb.Del(context.Background(), k)
 		}
 	})

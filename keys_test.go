@@ -57,7 +57,8 @@ var documentedKeys = []keyRow{
 	{"ReadWriteLock", "redisson_unlock_latch:{name}:c:<field>:<n>", "string", janitored, true},
 
 	{"Semaphore", "name", "string", permanent, false},
-	{"Semaphore", "redisson_sc_reservation:{name}", "hash", expiring, false},
+	{"Semaphore", "redisson_sc_queue:{name}", "zset", expiring, false},
+	{"Semaphore", "redisson_sc_waiters:{name}", "hash", expiring, false},
 	{"Semaphore", "redisson_sc_call:{name}:<client uuid>:<n>", "string", janitored, false},
 
 	{"PermitExpirableSemaphore", "name", "string", permanent, false},
@@ -281,7 +282,7 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("WriteLock.Unlock", rw.WriteLock().Unlock(ctx))
 	must("ReadLock.Lock again", rw.ReadLock().Lock(ctx))
 
-	// Semaphore: set up with no permits, a waiter that holds the reservation.
+	// Semaphore: set up with no permits, a waiter queued.
 	sem := c.GetSemaphore(name("Semaphore"))
 	ok, err := sem.TrySetPermits(ctx, 0)
 	mustTrue("Semaphore.TrySetPermits", ok, err)
@@ -292,7 +293,7 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 		}
 		return err
 	})
-	eventually(t, 10*time.Second, "the semaphore waiter reserved", func() bool { return rdb.Exists(ctx, sem.resKey).Val() == 1 })
+	eventually(t, 10*time.Second, "the semaphore waiter queued", func() bool { return rdb.Exists(ctx, sem.keys[1], sem.keys[2]).Val() == 2 })
 
 	// PermitExpirableSemaphore: a permit released, one held without lease.
 	pes := c.GetPermitExpirableSemaphore(name("PermitExpirableSemaphore"))

@@ -34,8 +34,9 @@ import (
 type PermitExpirableSemaphore struct {
 	c        *Client
 	name     string
-	keys     []string // [name, timeout zset, channel]; never modified
+	keys     []string // [name, timeout zset, channel, queue, waiters, wake channel prefix]; never modified
 	channel  string
+	wake     string // this client's wake channel
 	latchPre string
 	badName  error
 }
@@ -58,7 +59,10 @@ func (c *Client) GetPermitExpirableSemaphore(name string) *PermitExpirableSemaph
 		channel:  prefixName("redisson_sc", name),
 		latchPre: prefixName("redisson_permit_latch", name) + ":" + c.id + ":",
 	}
-	s.keys = []string{name, suffixName(name, "timeout"), s.channel}
+	wakePre := prefixName("redisson_sc_wake", name) + ":"
+	s.wake = wakePre + c.id
+	s.keys = []string{name, suffixName(name, "timeout"), s.channel,
+		prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), wakePre}
 	s.badName = c.nameError(permitKind, name, s.keys[1], s.channel)
 	return s
 }
@@ -190,7 +194,7 @@ func (s *PermitExpirableSemaphore) Delete(ctx context.Context) (_ bool, err erro
 		return false, err
 	}
 	s.c.trip(ctx, 1)
-	n, err := s.c.rdb.Del(ctx, s.keys[0], s.keys[1]).Result()
+	n, err := s.c.rdb.Del(ctx, s.keys[0], s.keys[1], s.keys[3], s.keys[4]).Result()
 	return n > 0, s.wrap(err)
 }
 
@@ -268,23 +272,43 @@ func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease t
 }
 
 // tryAcquire takes a permit, waiting up to wait (wait < 0: until ctx ends).
+// A waiting call queues in Redis with this library's other waiters (see
+// Semaphore), first come, first served; its place is given up when it
+// returns without a permit.
 func (s *PermitExpirableSemaphore) tryAcquire(ctx context.Context, wait, lease time.Duration) (string, bool, error) {
 	id, ms := newPermitID(), leaseMs(lease)
-	try := func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
-		return s.acquire(ctx, id, ms)
-	}
-	spec := waitSpec{what: permitKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: time.Now()}
-	if !s.c.pubsub.listening(s.channel) {
-		// Nobody here waits on this semaphore: a plain first try, without
-		// a subscription.
-		ok, retry, err := boundTry(waitEnd(spec.start, wait), try)(ctx, waiting{})
+	deadline := waitEnd(time.Now(), wait)
+	if wait == 0 || !s.c.pubsub.listening(s.channel) {
+		// A plain first try, with no subscription and no place in the
+		// queue (so no call id).
+		tctx, cancel := tryContext(ctx, deadline)
+		ok, _, err := s.acquire(tctx, id, ms, "", false)
+		cancel()
 		if err != nil || ok || wait == 0 {
 			return permitHex(id, ok), ok, err
 		}
-		spec.recheck, spec.retry = true, retry
 	}
-	ok, err := s.c.await(ctx, spec, try)
+	req := s.c.newRequest()
+	call := s.c.id + ":" + req
+	ok, err := s.c.queueWait(ctx, permitKind, s.name, s.channel, s.wake, req, deadline,
+		func(ctx context.Context) (bool, time.Duration, error) {
+			return s.acquire(ctx, id, ms, call, true)
+		})
+	if !ok {
+		s.leave(ctx, call)
+	}
 	return permitHex(id, ok), ok, err
+}
+
+// leave gives up the queue place of the call (when it has one), within the
+// client's CleanupTimeout; if Redis cannot be reached, the place expires by
+// itself.
+func (s *PermitExpirableSemaphore) leave(ctx context.Context, call string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.c.opts.CleanupTimeout)
+	defer cancel()
+	if err := s.c.scripts.run(cctx, scriptPermitLeave, s.keys, call, s.c.pubsub.publishArg(cctx)).Err(); err != nil {
+		s.c.emit.emit(Event{Type: EventHandOffFailed, Kind: permitKind, Name: s.name, Err: err})
+	}
 }
 
 func permitHex(raw string, ok bool) string {
@@ -294,10 +318,17 @@ func permitHex(raw string, ok bool) string {
 	return hex.EncodeToString([]byte(raw))
 }
 
-// acquire runs the acquire script once. It reports whether the permit id is
-// held and, when not, how long until the nearest lease ends (-1: none ends).
-func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, leaseMs int64) (bool, time.Duration, error) {
-	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, s.c.pubsub.publishArg(ctx)).Int64Slice()
+// acquire runs the acquire script once for the call; with queue, a try
+// that takes nothing queues it (or confirms its place). It reports whether
+// the permit id is held and, when not, how long until the nearest lease
+// ends (-1: none ends).
+func (s *PermitExpirableSemaphore) acquire(ctx context.Context, id string, leaseMs int64, call string, queue bool) (bool, time.Duration, error) {
+	q := "0"
+	if queue {
+		q = "1"
+	}
+	res, err := s.c.scripts.run(ctx, scriptPermitAcquire, s.keys, id, leaseMs, s.c.pubsub.publishArg(ctx),
+		call, q, semPlaceTTLArg).Int64Slice()
 	if err != nil {
 		if mayHaveRun(err) {
 			// The script may have run and its reply been lost: undo it.
@@ -361,7 +392,7 @@ func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string)
 // whether the permit was held.
 func (s *PermitExpirableSemaphore) release(ctx context.Context, raw string) (bool, error) {
 	latch := s.latch()
-	n, err := s.c.scripts.run(ctx, scriptPermitRelease, []string{s.keys[0], s.keys[1], s.channel, latch},
+	n, err := s.c.scripts.run(ctx, scriptPermitRelease, append(s.keys[:len(s.keys):len(s.keys)], latch),
 		raw, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Int64()
 	s.returned(latch, n == 1, err)
 	return n == 1, err

@@ -24,7 +24,7 @@ func permitName(t testing.TB, rdb redis.UniversalClient) string {
 	name := uniqueName(t, rdb)
 	t.Cleanup(func() {
 		ctx := context.Background()
-		rdb.Del(ctx, suffixName(name, "timeout"))
+		rdb.Del(ctx, suffixName(name, "timeout"), prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name))
 		if c, ok := rdb.(*redis.Client); ok {
 			pattern := strings.NewReplacer("{", "\\{", "}", "\\}").Replace(prefixName("redisson_permit_latch", name)) + ":*"
 			if ks, _, err := c.Scan(ctx, 0, pattern, 10000).Result(); err == nil && len(ks) > 0 {
@@ -41,7 +41,7 @@ func permitState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	for _, k := range []string{name, suffixName(name, "timeout")} {
+	for _, k := range []string{name, suffixName(name, "timeout"), prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name)} {
 		typ := rdb.Type(ctx, k).Val()
 		fmt.Fprintf(&b, "%s:%s=", k, typ)
 		switch typ {
@@ -322,8 +322,8 @@ func TestPermitSemaphoreReclaimPublishes(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	mustAvailable(t, ctx, s, 1)
 	msg, err := ps.ReceiveMessage(testCtx(t, 5*time.Second))
-	if err != nil || msg.Payload != "1" {
-		t.Fatalf("message after reclaim = %v, %v; want \"1\"", msg, err)
+	if err != nil || javaLong(msg.Payload) != 1 {
+		t.Fatalf("message after reclaim = %v, %v; want 1, as Redisson reads it", msg, err)
 	}
 }
 
@@ -522,6 +522,7 @@ func TestPermitSemaphoreCancelLeavesNothing(t *testing.T) {
 	done := async(func() error { _, err := w.Acquire(cctx, 0); return err })
 	waitSubscribers(t, rdb, channel, 1)
 	stillBlocked(t, done, "Acquire")
+	eventually(t, 5*time.Second, "the waiter queued", func() bool { return rdb.ZCard(ctx, w.keys[3]).Val() == 1 })
 	cancel()
 	select {
 	case err := <-done:
@@ -861,4 +862,92 @@ func BenchmarkPermitSemaphoreUncontended(b *testing.B) {
 	}
 	b.Run("lease", func(b *testing.B) { run(b, 10*time.Second) })
 	b.Run("no-lease", func(b *testing.B) { run(b, 0) })
+}
+
+// BenchmarkPermitSemaphoreContended: BenchmarkSemaphoreContended's load (one
+// permit, 8 goroutines over 4 clients, hold 20 ms) on a
+// PermitExpirableSemaphore: Acquire with a 10 s lease, Release of its id.
+func BenchmarkPermitSemaphoreContended(b *testing.B) {
+	semContended(b, func(ctx context.Context, c *Client, name string, first bool) semWorker {
+		s := c.GetPermitExpirableSemaphore(name)
+		if first {
+			if ok, err := s.TrySetPermits(ctx, 1); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+		return func(ctx context.Context) (func(context.Context) error, error) {
+			id, err := s.Acquire(ctx, 10*time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { return s.Release(ctx, id) }, nil
+		}
+	})
+}
+
+// Waiters on three clients queue in Redis in arrival order; each Release
+// wakes exactly the waiter its permit serves, the first queued, and no other
+// waiter tries again (no thundering herd).
+func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, 30*time.Second)
+	admin := srv.Client(t)
+	const name = "permits:served"
+	var hooks []*semRTHook
+	var sems []*PermitExpirableSemaphore
+	for range 3 {
+		rdb := srv.Client(t)
+		h := &semRTHook{}
+		rdb.AddHook(h)
+		hooks = append(hooks, h)
+		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
+	}
+	holder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
+	mustTrySetPermits(t, ctx, holder, 1)
+	held := mustTryAcquirePermit(t, ctx, holder, 0, 0)
+	type got struct {
+		i  int
+		id string
+	}
+	order := make(chan got, len(sems))
+	var dones []<-chan error
+	for i, s := range sems {
+		dones = append(dones, async(func() error {
+			id, err := s.Acquire(ctx, 0)
+			order <- got{i, id}
+			return err
+		}))
+		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[3]).Val() == int64(i+1) })
+	}
+	tries := func() (n []int64) {
+		for _, h := range hooks {
+			n = append(n, semBreakdown([]*semRTHook{h})["permit_acquire"])
+		}
+		return n
+	}
+	releaser := holder
+	for want := range sems {
+		before := tries()
+		if err := releaser.Release(ctx, held); err != nil {
+			t.Fatal(err)
+		}
+		await(t, dones[want], wakeBound, "the first queued waiter")
+		g := <-order
+		if g.i != want {
+			t.Fatalf("release %d served waiter %d; want %d (arrival order)", want, g.i, want)
+		}
+		// Well within the waiters' one-second re-check.
+		time.Sleep(200 * time.Millisecond)
+		after := tries()
+		for i := range sems {
+			wantTries := int64(0)
+			if i == want {
+				wantTries = 1
+			}
+			if d := after[i] - before[i]; d != wantTries {
+				t.Errorf("release %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
+			}
+		}
+		releaser, held = sems[want], g.id
+	}
 }

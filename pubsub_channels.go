@@ -18,19 +18,21 @@ type channelEntry struct {
 	refs       int
 	seq        uint64 // arrival order of subscriptions
 	confirmed  bool
-	ready      chan struct{} // closed at the first subscribe confirmation
-	asked      time.Time     // when SUBSCRIBE was last sent, until confirmed
-	waiters    []*waiter     // ordered by subscription arrival
-	pending    int           // wake-ups that found no waiter, at most refs
-	delayed    *time.Timer   // a hand-off wake-up not yet delivered
-	delayedN   int           // how many it wakes
-	lastAge    time.Duration // how long the last announced winner had waited
-	unlockAt   time.Time     // when the last hand-off (unlock) message arrived
-	idle       *time.Timer   // unsubscribes the channel after linger unused
-	yieldTill  time.Time     // new local callers wait until then before trying
-	releasedAt time.Time     // when this client's release that set yieldTill was sent
-	takenAt    time.Time     // when the last taken message arrived
-	freedAt    time.Time     // when the last message that wakes waiters arrived
+	ready      chan struct{}   // closed at the first subscribe confirmation
+	asked      time.Time       // when SUBSCRIBE was last sent, until confirmed
+	waiters    []*waiter       // ordered by subscription arrival
+	pending    int             // wake-ups that found no waiter, at most refs
+	delayed    *time.Timer     // a hand-off wake-up not yet delivered
+	delayedN   int             // how many it wakes
+	lastAge    time.Duration   // how long the last announced winner had waited
+	unlockAt   time.Time       // when the last hand-off (unlock) message arrived
+	idle       *time.Timer     // unsubscribes the channel after linger unused
+	yieldTill  time.Time       // new local callers wait until then before trying
+	releasedAt time.Time       // when this client's release that set yieldTill was sent
+	takenAt    time.Time       // when the last taken message arrived
+	freedAt    time.Time       // when the last message that wakes waiters arrived
+	tags       map[string]int  // subscriptions by tag (see subscription.tag)
+	tagged     map[string]bool // tags whose wake-up found no waiter
 }
 
 // subscription is one local waiter's or topic subscriber's share of a
@@ -41,6 +43,21 @@ type subscription struct {
 	l     *listener // a topic subscriber's buffer; nil for a waiter
 	seq   uint64
 	since time.Time // zero until the first wait
+	// tag, when set (by setTag), names the subscription for messages that
+	// wake exactly the subscriptions they name (a semaphore's wake
+	// channel: the call ids of the waiters served).
+	tag string
+}
+
+// setTag tags the subscription (see tag); once, before its first wait.
+func (s *subscription) setTag(tag string) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	s.tag = tag
+	if s.e.tags == nil {
+		s.e.tags = map[string]int{}
+	}
+	s.e.tags[tag]++
 }
 
 // subscribeKey joins the channel key as a waiter (policy) or as a topic
@@ -143,6 +160,12 @@ func (s *subscription) close() {
 	}
 	e.refs--
 	e.pending = min(e.pending, e.refs)
+	if s.tag != "" {
+		if e.tags[s.tag]--; e.tags[s.tag] <= 0 {
+			delete(e.tags, s.tag)
+			delete(e.tagged, s.tag)
+		}
+	}
 	// Unused but unconfirmed, it lingers from its confirmation on (see
 	// dispatch), so that a later SUBSCRIBE of the channel is never confused
 	// with this one.

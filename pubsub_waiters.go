@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,7 @@ type wake struct {
 	taken   bool          // a waiter just took the object: cancel delayed wake-ups
 	age     time.Duration // with taken: how long that waiter had waited (< 0: unknown)
 	ignored bool          // not a message for waiters
+	tags    string        // wake exactly the waiters of these subscriptions, tags separated by spaces (see subscription.tag)
 }
 
 // wakePolicy interprets one message payload.
@@ -24,7 +26,15 @@ type waiter struct {
 	ch    chan struct{}
 	seq   uint64
 	since time.Time // when its subscription first waited
+	// woken is shared by the waiters of one wait on several channels
+	// (waitEither): the first wake-up records its entry, and the others
+	// skip the waiter.
+	woken *wokenBy
+	tag   string // its subscription's
 }
+
+// wokenBy records the entry whose wake-up ended a wait (nil: none yet).
+type wokenBy struct{ e *channelEntry }
 
 // subscribe joins an object channel, subscribing in Redis if nobody in
 // this client listens to it yet. It does not wait for Redis to confirm: see
@@ -117,27 +127,51 @@ func (s *subscription) takenSinceRelease() bool {
 // (ErrClientClosed). Waiters are woken in the order their subscriptions
 // joined, whatever the order of their waits.
 func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
+	return waitOn(ctx, d, s)
+}
+
+// waitEither is wait on s and o at once (a semaphore waiter's: its object's
+// channel and its client's wake channel): a wake-up on either ends it.
+func (s *subscription) waitEither(ctx context.Context, d time.Duration, o *subscription) (bool, error) {
+	return waitOn(ctx, d, s, o)
+}
+
+// waitOn is wait on every subscription of subs (all of one service).
+func waitOn(ctx context.Context, d time.Duration, subs ...*subscription) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	p, e := s.p, s.e
+	p := subs[0].p
 	p.mu.Lock()
-	if e.pending > 0 {
-		e.pending--
-		p.mu.Unlock()
-		return true, nil
+	for _, s := range subs {
+		if s.tag != "" && s.e.tagged[s.tag] {
+			delete(s.e.tagged, s.tag)
+			p.mu.Unlock()
+			return true, nil
+		}
+		if s.e.pending > 0 {
+			s.e.pending--
+			p.mu.Unlock()
+			return true, nil
+		}
 	}
-	if s.since.IsZero() {
-		s.since = time.Now()
+	ch, woken := make(chan struct{}, 1), new(wokenBy)
+	ws := make([]*waiter, len(subs))
+	for k, s := range subs {
+		if s.since.IsZero() {
+			s.since = time.Now()
+		}
+		w := &waiter{ch: ch, seq: s.seq, since: s.since, woken: woken, tag: s.tag}
+		ws[k] = w
+		e := s.e
+		i := len(e.waiters)
+		for i > 0 && e.waiters[i-1].seq > w.seq {
+			i--
+		}
+		e.waiters = append(e.waiters, nil)
+		copy(e.waiters[i+1:], e.waiters[i:])
+		e.waiters[i] = w
 	}
-	w := &waiter{ch: make(chan struct{}, 1), seq: s.seq, since: s.since}
-	i := len(e.waiters)
-	for i > 0 && e.waiters[i-1].seq > w.seq {
-		i--
-	}
-	e.waiters = append(e.waiters, nil)
-	copy(e.waiters[i+1:], e.waiters[i:])
-	e.waiters[i] = w
 	p.mu.Unlock()
 
 	var timeout <-chan time.Time
@@ -148,8 +182,7 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) 
 	}
 	var err error
 	select {
-	case <-w.ch:
-		return true, nil
+	case <-ch:
 	case <-timeout:
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -158,13 +191,18 @@ func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) 
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !e.remove(w) {
-		if err == nil {
-			return true, nil // woken as the timer fired
-		}
-		e.wakeNow(1) // woken while giving up: pass it on
+	for k, s := range subs {
+		s.e.remove(ws[k])
 	}
-	return false, err
+	by := woken.e // the entry whose message woke this waiter
+	switch {
+	case by == nil:
+		return false, err
+	case err != nil:
+		by.wakeNow(1) // woken while giving up: pass it on
+		return false, err
+	}
+	return true, nil
 }
 
 func (e *channelEntry) remove(w *waiter) bool {
@@ -200,6 +238,8 @@ func (e *channelEntry) remove(w *waiter) bool {
 func (e *channelEntry) apply(p *pubsubService, w wake) {
 	switch {
 	case w.ignored:
+	case w.tags != "":
+		e.wakeTagged(strings.Fields(w.tags))
 	case w.taken:
 		e.cancelDelayed()
 		e.pending = 0
@@ -277,6 +317,33 @@ func (e *channelEntry) cancelDelayed() {
 	}
 }
 
+// wakeTagged wakes the waiter of each subscription tagged with one of
+// tags; a tagged subscription not waiting now keeps its wake-up for its
+// next wait. Caller holds p.mu.
+func (e *channelEntry) wakeTagged(tags []string) {
+	for _, tag := range tags {
+		found := false
+		for i, w := range e.waiters {
+			if w.tag != tag || w.woken.e != nil {
+				continue
+			}
+			copy(e.waiters[i:], e.waiters[i+1:])
+			e.waiters[len(e.waiters)-1] = nil
+			e.waiters = e.waiters[:len(e.waiters)-1]
+			w.woken.e = e
+			w.ch <- struct{}{}
+			found = true
+			break
+		}
+		if !found && e.tags[tag] > 0 {
+			if e.tagged == nil {
+				e.tagged = map[string]bool{}
+			}
+			e.tagged[tag] = true
+		}
+	}
+}
+
 // wakeNow wakes up to n waiters in order (all when n < 0). Wake-ups that
 // find no waiter are kept for subscribers about to wait, up to one per
 // subscriber. Caller holds p.mu.
@@ -287,6 +354,10 @@ func (e *channelEntry) wakeNow(n int) {
 		w := e.waiters[0]
 		e.waiters[0] = nil
 		e.waiters = e.waiters[1:]
+		if w.woken.e != nil {
+			continue // woken through its other channel
+		}
+		w.woken.e = e
 		w.ch <- struct{}{}
 		woken++
 	}

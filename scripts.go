@@ -32,8 +32,9 @@ var (
 	scriptRWForce        = mustScript("rw_force_unlock")
 	scriptRWState        = mustScript("rw_state")
 
-	// Semaphore (semaphore.go): Redisson's RSemaphore, with a reservation
-	// for the longest-waiting acquirer and a marker per call.
+	// Semaphore (semaphore.go): Redisson's RSemaphore, with a queue of
+	// this library's waiters and a marker per call. acquire, add, set and
+	// cancel join prelude_semqueue.
 	scriptSemAcquire = mustScript("semaphore_acquire")
 	scriptSemAdd     = mustScript("semaphore_add")
 	scriptSemSet     = mustScript("semaphore_set")
@@ -42,13 +43,16 @@ var (
 	scriptSemDelete  = mustScript("semaphore_delete")
 
 	// PermitExpirableSemaphore (permitsemaphore.go): Redisson's
-	// RPermitExpirableSemaphore. All but permit_set join prelude_permits.
+	// RPermitExpirableSemaphore, with the Semaphore's queue of waiters. All
+	// but permit_set and permit_leave join prelude_semqueue and
+	// prelude_permits; permit_leave joins prelude_semqueue.
 	scriptPermitAcquire   = mustScript("permit_acquire")
 	scriptPermitRelease   = mustScript("permit_release")
 	scriptPermitUpdate    = mustScript("permit_update")
 	scriptPermitAvailable = mustScript("permit_available")
 	scriptPermitSet       = mustScript("permit_set")
 	scriptPermitAdd       = mustScript("permit_add")
+	scriptPermitLeave     = mustScript("permit_leave")
 
 	// CountDownLatch (countdownlatch.go).
 	scriptLatchSet       = mustScript("latch_set")

@@ -4,23 +4,17 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// reservationRecheck bounds the waits of the semaphore waiter holding the
-// reservation: it is woken by release messages like any waiter, but the
-// message goes to the first waiter of each client, which it may not be.
-// One waiter per semaphore polls at this rate.
-const reservationRecheck = 100 * time.Millisecond
+// semPlaceTTL is how long a semaphore waiter's place in the queue outlives
+// its last try (every wait is bounded by syncRecheck, so a live waiter
+// confirms it three times as often), so that the place of a process that
+// died holds the others back briefly.
+const semPlaceTTL = 3 * syncRecheck
 
-// reservationTTL is how long a semaphore reservation outlives the last try
-// of the waiter holding it, so that the reservation of a process that died
-// holds others back briefly.
-const reservationTTL = 2 * time.Second
-
-var (
-	reservationTTLArg = strconv.FormatInt(reservationTTL.Milliseconds(), 10)
-)
+var semPlaceTTLArg = strconv.FormatInt(semPlaceTTL.Milliseconds(), 10)
 
 // Semaphore is a distributed counting semaphore, wire-compatible with
 // Redisson's RSemaphore: the number of available permits is a string at the
@@ -36,24 +30,29 @@ var (
 // concurrent, or resent by go-redis) leaves the count alone, so the pool is
 // sized once however many instances start.
 //
-// Fairness. A release message wakes, in every client, as many local
-// waiters as it says permits are available, in arrival order. Across
-// clients, the waiter of this library that started waiting first holds a
-// reservation in Redis (redisson_sc_reservation:{name}: its call, its number
-// of permits, and when it started waiting, by the server's clock): while it
-// stands, no other acquirer of this library takes permits that would leave
-// fewer than the reserved number available, and an older waiter takes it
-// over. The guarantee: a waiter is never starved by acquirers of this
-// library, whatever they ask for; once it is the oldest it is served as
-// soon as its permits are available, and newcomers queue behind it. Waiters
-// reserve from their first re-check on (after a release message or a
-// second); the holder re-checks every 100ms even without a message, drops
-// the reservation when it is served or gives up, and a reservation not
-// refreshed for 2s expires (its process died). Java Redisson clients do not
-// read the reservation and may take permits ahead of it. A waiter asking
-// for more permits than will ever be available holds back every other
-// acquirer of this library until its wait ends, as in a fair
-// java.util.concurrent.Semaphore.
+// Fairness. The waiters of this library queue in Redis, first come, first
+// served (redisson_sc_queue:{name}, a sorted set of calls by when they
+// queued, and redisson_sc_waiters:{name}, each call's permits and deadline;
+// the server's clock): an acquirer takes permits only when enough are
+// available for it and for every waiter queued ahead of it, so newcomers
+// never overtake a waiter, whatever they ask for. A call that finds too few
+// permits queues in the same script. A change that adds permits wakes, on
+// the wake channel of its client (redisson_sc_wake:{name}:<client uuid>),
+// exactly the queued waiters it serves, in order; within one client, its
+// waiters take its places in the order they arrived. A waiter confirms its
+// place at every try (at least every second) and gives it up when it is
+// served or gives up; a place not confirmed for 3s expires (its process
+// died). Java Redisson clients do not read the queue and may take permits
+// ahead of it; their releases wake this library's waiters through the
+// semaphore's channel. A waiter asking for more permits than will ever be
+// available holds back every waiter behind it until its wait ends, as in a
+// fair java.util.concurrent.Semaphore.
+//
+// Messages. Redisson's channel redisson_sc:{name} carries the new number of
+// available permits after every change that adds some, as Redisson's
+// release does; this library writes it with a '+' sign ("+3"), which
+// Redisson reads as the number (Long.valueOf) and which tells this
+// library's waiters that the wake channels carry their wake-ups.
 //
 // Exactly once per call. go-redis resends a command whose reply was lost;
 // every call that changes the count leaves a call marker
@@ -66,8 +65,9 @@ type Semaphore struct {
 	c       *Client
 	name    string
 	channel string
-	resKey  string
-	callPre string // call marker prefix: redisson_sc_call:{name}:<client uuid>:
+	wake    string   // this client's wake channel
+	keys    []string // semaphore, queue, waiters, channel, wake channel prefix; never modified
+	callPre string   // call marker prefix: redisson_sc_call:{name}:<client uuid>:
 	badName error
 }
 
@@ -83,9 +83,11 @@ func (c *Client) GetSemaphore(name string) *Semaphore {
 		c:       c,
 		name:    name,
 		channel: prefixName("redisson_sc", name),
-		resKey:  prefixName("redisson_sc_reservation", name),
 		callPre: prefixName("redisson_sc_call", name) + ":" + c.id + ":",
 	}
+	wakePre := prefixName("redisson_sc_wake", name) + ":"
+	s.wake = wakePre + c.id
+	s.keys = []string{name, prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), s.channel, wakePre}
 	s.badName = c.nameError(semKind, name, s.channel)
 	return s
 }
@@ -107,6 +109,11 @@ func (s *Semaphore) wrap(err error) error { return intKeyErr(semKind, s.name, er
 // marker returns a fresh call marker key.
 func (s *Semaphore) marker() string { return s.callPre + s.c.newRequest() }
 
+// keysWith returns the keys of the queue scripts with marker last.
+func (s *Semaphore) keysWith(marker string) []string {
+	return append(s.keys[:len(s.keys):len(s.keys)], marker)
+}
+
 // TrySetPermits sets the number of available permits to n if the semaphore
 // does not exist (it was never set up, or was deleted), publishes it, and
 // reports whether it did so; an existing semaphore is left alone, whatever
@@ -123,7 +130,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err err
 		return false, err
 	}
 	m := s.marker()
-	set, err := s.c.scripts.run(ctx, scriptSemSet, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Int64()
+	set, err := s.c.scripts.run(ctx, scriptSemSet, s.keysWith(m), n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Int64()
 	forgetCallMarker(s.c, m, err)
 	return set == 1, s.wrap(err)
 }
@@ -169,7 +176,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 // published.
 func (s *Semaphore) add(ctx context.Context, n int64) error {
 	m := s.marker()
-	err := s.c.scripts.run(ctx, scriptSemAdd, []string{s.name, m, s.channel}, n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Err()
+	err := s.c.scripts.run(ctx, scriptSemAdd, s.keysWith(m), n, s.c.retryWindowArg, s.c.pubsub.publishArg(ctx)).Err()
 	forgetCallMarker(s.c, m, err)
 	return s.wrap(err)
 }
@@ -204,7 +211,7 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (_ int64, err error) {
 }
 
 // Delete deletes the semaphore (whatever type its key holds, like
-// Redisson) and any reservation, and reports whether the semaphore existed.
+// Redisson) and the queue of its waiters, and reports whether the semaphore existed.
 // Waiters keep waiting: a missing semaphore has no permits. A call resent
 // after a lost reply may report false. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
@@ -214,14 +221,14 @@ func (s *Semaphore) Delete(ctx context.Context) (_ bool, err error) {
 	if err := s.check(0); err != nil {
 		return false, err
 	}
-	n, err := s.c.scripts.run(ctx, scriptSemDelete, []string{s.name, s.resKey}).Int64()
+	n, err := s.c.scripts.run(ctx, scriptSemDelete, s.keys[:3]).Int64()
 	return n == 1, s.wrap(err)
 }
 
 // Acquire takes n permits, waiting until they are available or ctx ends.
 // n == 0 returns at once without I/O, as in Redisson. It returns ctx.Err()
-// (wrapped) when ctx ends first, leaving no permit taken, no reservation and
-// no subscription behind; ErrInvalidPermits for n < 0; ErrEmptyName,
+// (wrapped) when ctx ends first, leaving no permit taken, no place in the queue
+// and no subscription behind; ErrInvalidPermits for n < 0; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 // See Semaphore for the order in which waiters are served; a semaphore never
 // set up (see TrySetPermits) has 0 permits.
@@ -263,47 +270,117 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
 	req := s.c.newRequest()
 	a := &semCall{s: s, n: n, id: s.c.id + ":" + req, start: time.Now()}
-	a.keys = []string{s.name, s.resKey, s.callPre + req, s.channel}
+	a.keys = s.keysWith(s.callPre + req)
+	deadline := waitEnd(a.start, wait)
 	if wait == 0 || !s.c.pubsub.listening(s.channel) {
-		// A plain first try, with no subscription.
-		tctx, cancel := tryContext(ctx, waitEnd(a.start, wait))
-		ok, err := a.try(tctx, -1)
+		// A plain first try, with no subscription and no place in the
+		// queue.
+		tctx, cancel := tryContext(ctx, deadline)
+		ok, err := a.try(tctx, false)
 		cancel()
 		if err != nil || ok || wait == 0 {
 			return ok, err
 		}
 	}
-	// recheck makes await try once before its first wait, at once when it
-	// joins this client's subscription, after subscribing otherwise, and
-	// bound every wait by syncRecheck. (Its queued path, which waits behind
-	// local waiters without trying, does not suit a semaphore: a newcomer
-	// may need fewer permits than are free.)
-	ok, err := s.c.await(ctx, waitSpec{
-		what: semKind, name: s.name, channel: s.channel, policy: semaphoreWakePolicy, wait: wait, start: a.start,
-		recheck: true, retry: syncRecheck,
-	},
-		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
-			waited := int64(-1)
-			if w.age >= 0 { // has waited once: may reserve
-				waited = time.Since(a.start).Milliseconds()
-			}
-			ok, err := a.try(ctx, waited)
-			if a.reserved {
-				return ok, reservationRecheck, err
-			}
-			return ok, syncRecheck, err
-		})
-	if !ok && a.reserved {
+	ok, err := a.wait(ctx, deadline)
+	if !ok && a.queued {
 		a.cancel(ctx, false)
 	}
 	return ok, err
 }
 
+// wait takes the permits, queuing in Redis, until deadline (zero: until ctx
+// ends).
+func (a *semCall) wait(ctx context.Context, deadline time.Time) (bool, error) {
+	s := a.s
+	return s.c.queueWait(ctx, semKind, s.name, s.channel, s.wake, a.id[len(s.c.id)+1:], deadline,
+		func(ctx context.Context) (bool, time.Duration, error) {
+			ok, err := a.try(ctx, true)
+			return ok, -1, err
+		})
+}
+
+// queueWait is the wait of a Semaphore's or PermitExpirableSemaphore's
+// acquire call tagged tag (its call number), queued in Redis by try: it
+// runs try until it succeeds, deadline passes (false, nil; zero: never) or
+// ctx ends (an error wrapping ctx.Err()). It listens on the object's
+// channel (a Redisson client's release wakes it) and on its client's wake
+// channel (this library's changes wake exactly the waiters they serve),
+// both subscribed before its first try so that no wake-up sent after it is
+// missed. Every wait lasts at most syncRecheck (so each try confirms the
+// waiter's place), or the retry try reported when shorter (> 0).
+func (c *Client) queueWait(ctx context.Context, kind, name, channel, wakeChannel, tag string, deadline time.Time,
+	try func(context.Context) (bool, time.Duration, error)) (ok bool, err error) {
+	p := c.pubsub
+	sub, err := p.subscribe(ctx, objectChannel{name: channel}, semaphoreWakePolicy)
+	if err != nil {
+		return false, c.waitErr(kind, name, err)
+	}
+	defer sub.close()
+	wake, err := p.subscribe(ctx, objectChannel{name: wakeChannel}, semWakeChannelPolicy)
+	if err != nil {
+		return false, c.waitErr(kind, name, err)
+	}
+	defer wake.close()
+	wake.setTag(tag)
+	// A waiter that leaves without its permits passes a wake-up from a
+	// Redisson client's release it may have had on to the next local one
+	// (runs before close). Its place's wake-ups need no passing on: giving
+	// up the place wakes the waiters behind it that it held back.
+	defer func() {
+		if !ok {
+			sub.passOn()
+		}
+	}()
+	bound := func(retry time.Duration) time.Duration {
+		d := syncRecheck
+		if retry > 0 {
+			d = min(d, retry)
+		}
+		if !deadline.IsZero() {
+			d = min(d, time.Until(deadline))
+		}
+		return d
+	}
+	// A message published before Redis confirmed a subscription is lost:
+	// wait for both confirmations (no time when they are old) first.
+	t := c.blockStart()
+	if sub.ready(ctx, max(bound(-1), time.Millisecond)) {
+		wake.ready(ctx, max(bound(-1), time.Millisecond))
+	}
+	c.blockEnd(ctx, t)
+	for {
+		tctx, cancel := tryContext(ctx, deadline)
+		ok, retry, err := try(tctx)
+		cancel()
+		if err != nil || ok {
+			return ok, err
+		}
+		d := bound(retry)
+		if d <= 0 {
+			return false, nil
+		}
+		t := c.blockStart()
+		_, err = sub.waitEither(ctx, d, wake)
+		c.blockEnd(ctx, t)
+		if err != nil {
+			return false, c.waitErr(kind, name, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, objectErrorf(kind, name, "%w", err)
+		}
+	}
+}
+
 // semaphoreWakePolicy (Semaphore and PermitExpirableSemaphore, which share
-// Redisson's channel format): a message is the new number of available permits v
-// (Redisson's release message); it wakes up to v local waiters, none when v
-// <= 0.
+// Redisson's channel format): a message is the new number v of available
+// permits (Redisson's release message); it wakes up to v local waiters,
+// none when v <= 0. A number with a '+' sign is this library's Semaphore's:
+// its wake channels carry the wake-ups, so it wakes nobody.
 func semaphoreWakePolicy(payload string) wake {
+	if strings.HasPrefix(payload, "+") {
+		return wake{ignored: true}
+	}
 	v, err := strconv.ParseInt(payload, 10, 64)
 	if err != nil {
 		return wake{ignored: true}
@@ -311,23 +388,38 @@ func semaphoreWakePolicy(payload string) wake {
 	return wake{n: int(min(max(v, 0), math.MaxInt32))}
 }
 
-// semCall is one Acquire or TryAcquire call: its id names its call marker
-// and its reservation.
-type semCall struct {
-	s        *Semaphore
-	n        int64
-	id       string
-	keys     []string // semaphore, reservation, call marker, channel
-	start    time.Time
-	reserved bool // the latest try left this call holding the reservation
+// semWakeChannelPolicy (a Semaphore's wake channel): a message is the call
+// numbers of the waiters to wake, separated by spaces.
+func semWakeChannelPolicy(payload string) wake {
+	if strings.TrimSpace(payload) == "" {
+		return wake{ignored: true}
+	}
+	return wake{tags: payload}
 }
 
-// try runs the acquire script once; waited >= 0 lets it reserve. A try
-// whose reply may have been lost is undone before it returns its error.
-func (a *semCall) try(ctx context.Context, waited int64) (bool, error) {
+// semCall is one Acquire or TryAcquire call: its id names its call marker
+// and its place in the queue.
+type semCall struct {
+	s      *Semaphore
+	n      int64
+	id     string
+	keys   []string // semaphore, queue, waiters, channel, wake prefix, call marker
+	start  time.Time
+	queued bool // a try of this call may have left it a place in the queue
+}
+
+// try runs the acquire script once; with queue, a try that takes nothing
+// queues the call (or confirms its place). A try whose reply may have been
+// lost is undone before it returns its error.
+func (a *semCall) try(ctx context.Context, queue bool) (bool, error) {
 	s := a.s
+	q := "0"
+	if queue {
+		q = "1"
+		a.queued = true
+	}
 	res, err := s.c.scripts.run(ctx, scriptSemAcquire, a.keys,
-		a.n, a.id, waited, s.c.retryWindowArg, reservationTTLArg, s.c.pubsub.publishArg(ctx)).Int64Slice()
+		a.n, a.id, q, s.c.retryWindowArg, semPlaceTTLArg, s.c.pubsub.publishArg(ctx)).Int64Slice()
 	if err != nil {
 		if mayHaveRun(err) {
 			a.cancel(ctx, true) // the script may have run: undo it
@@ -336,21 +428,21 @@ func (a *semCall) try(ctx context.Context, waited int64) (bool, error) {
 	}
 	switch {
 	case len(res) >= 2 && res[0] == 1:
-		a.reserved = false
-		s.c.janitor.add(a.keys[2])
+		a.queued = false
+		s.c.janitor.add(a.keys[5])
 		return true, nil
 	case len(res) >= 3 && res[0] == 0:
-		a.reserved = res[2] == 1
 		return false, nil
 	}
 	return false, objectErrorf(semKind, s.name, "%w: acquire returned %v", ErrUnexpectedReply, res)
 }
 
 // cancel ends the call in Redis: it gives back permits a try took if its
-// reply was lost, drops the call's reservation, and, with inFlight, leaves
-// a marker that refuses a resend still on its way. It outlives ctx, within
-// the client's CleanupTimeout; if Redis cannot be reached, the reservation
-// expires by itself, but permits taken by a lost reply stay taken.
+// reply was lost, gives up the call's place in the queue, and, with
+// inFlight, leaves a marker that refuses a resend still on its way. It
+// outlives ctx, within the client's CleanupTimeout; if Redis cannot be
+// reached, the place expires by itself, but permits taken by a lost reply
+// stay taken.
 func (a *semCall) cancel(ctx context.Context, inFlight bool) {
 	s := a.s
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.c.opts.CleanupTimeout)
@@ -360,9 +452,9 @@ func (a *semCall) cancel(ctx context.Context, inFlight bool) {
 		window = s.c.retryWindowArg
 	}
 	if err := s.c.scripts.run(cctx, scriptSemCancel, a.keys, a.n, a.id, window, s.c.pubsub.publishArg(cctx)).Err(); err != nil {
-		// The reservation expires by itself; until then it holds up the
-		// waiters behind it.
+		// The place expires by itself; until then it holds up the waiters
+		// behind it.
 		s.c.emit.emit(Event{Type: EventHandOffFailed, Kind: semKind, Name: s.name, Err: err})
 	}
-	a.reserved = false
+	a.queued = false
 }

@@ -27,7 +27,7 @@ func semLatchName(t testing.TB, rdb redis.UniversalClient) string {
 
 func deleteSemLatchKeys(rdb redis.UniversalClient, name string) {
 	ctx := context.Background()
-	rdb.Del(ctx, prefixName("redisson_sc_reservation", name))
+	rdb.Del(ctx, prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name))
 	esc := strings.NewReplacer("[", "\\[", "]", "\\]", "*", "\\*", "?", "\\?")
 	for _, p := range []string{"redisson_sc_call", "redisson_countdownlatch_call"} {
 		pattern := esc.Replace(prefixName(p, name)+":") + "*"
@@ -46,8 +46,8 @@ func deleteSemLatchKeys(rdb redis.UniversalClient, name string) {
 	}
 }
 
-// semState snapshots a semaphore's value and reservation, to check that a
-// call left Redis unchanged.
+// semState snapshots a semaphore's value and queue, to check that a call
+// left Redis unchanged.
 func semState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -59,8 +59,19 @@ func semState(t testing.TB, rdb redis.UniversalClient, name string) string {
 	case "hash":
 		val = fmt.Sprint(rdb.HGetAll(ctx, name).Val())
 	}
-	res := rdb.HGetAll(ctx, prefixName("redisson_sc_reservation", name)).Val()
-	return fmt.Sprintf("%s=%s reservation=%v", typ, val, res)
+	q := rdb.ZRange(ctx, prefixName("redisson_sc_queue", name), 0, -1).Val()
+	w := rdb.HGetAll(ctx, prefixName("redisson_sc_waiters", name)).Val()
+	return fmt.Sprintf("%s=%s queue=%v waiters=%v", typ, val, q, w)
+}
+
+// semQueued reports whether a waiter of s for n permits is queued.
+func semQueued(ctx context.Context, rdb redis.UniversalClient, s *Semaphore, n int64) bool {
+	for _, v := range rdb.HVals(ctx, s.keys[2]).Val() {
+		if strings.HasPrefix(v, fmt.Sprint(n)+":") {
+			return true
+		}
+	}
+	return false
 }
 
 func semAvail(t testing.TB, ctx context.Context, s *Semaphore, want int64) {
@@ -339,9 +350,9 @@ func TestSemaphoreClientClosed(t *testing.T) {
 	s := c.GetSemaphore(semLatchName(t, rdb))
 	semTrySet(t, ctx, s, 1)
 	waiter := async(func() error { return s.Acquire(ctx, 2) })
-	// Wait until the waiter has re-checked and reserved.
-	eventually(t, 5*time.Second, "reservation", func() bool {
-		return rdb.Exists(ctx, s.resKey).Val() == 1
+	// Wait until the waiter has queued.
+	eventually(t, 5*time.Second, "queued", func() bool {
+		return rdb.Exists(ctx, s.keys[1]).Val() == 1
 	})
 	c.Close()
 	select {
@@ -352,8 +363,8 @@ func TestSemaphoreClientClosed(t *testing.T) {
 	case <-time.After(wakeBound):
 		t.Fatal("waiter not released by Close")
 	}
-	if rdb.Exists(ctx, s.resKey).Val() != 0 {
-		t.Fatal("reservation left behind by a waiter released by Close")
+	if rdb.Exists(ctx, s.keys[1], s.keys[2]).Val() != 0 {
+		t.Fatal("place in the queue left behind by a waiter released by Close")
 	}
 	semAvail(t, ctx, newClient(t, rdb, nil).GetSemaphore(s.Name()), 1)
 	if err := s.Release(ctx, 1); !errors.Is(err, ErrClientClosed) {
@@ -372,16 +383,83 @@ func TestSemaphoreWakePolicy(t *testing.T) {
 		"-3":          {n: 0},
 		"99999999999": {n: math.MaxInt32},
 		"x":           {ignored: true},
+		"+5":          {ignored: true}, // this library's: the wake channels carry its wake-ups
 	} {
 		if got := semaphoreWakePolicy(payload); got != want {
 			t.Errorf("semaphoreWakePolicy(%q) = %+v; want %+v", payload, got, want)
 		}
 	}
+	for payload, want := range map[string]wake{
+		"12":    {tags: "12"},
+		"12 15": {tags: "12 15"},
+		"":      {ignored: true},
+	} {
+		if got := semWakeChannelPolicy(payload); got != want {
+			t.Errorf("semWakeChannelPolicy(%q) = %+v; want %+v", payload, got, want)
+		}
+	}
+}
+
+// Waiters on three clients queue in Redis in arrival order; each release of
+// one permit wakes exactly the waiter it serves, the first queued, and no
+// other waiter tries again (no thundering herd).
+func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, 30*time.Second)
+	admin := srv.Client(t)
+	const name = "sem:served"
+	var hooks []*semRTHook
+	var sems []*Semaphore
+	for range 3 {
+		rdb := srv.Client(t)
+		h := &semRTHook{}
+		rdb.AddHook(h)
+		hooks = append(hooks, h)
+		sems = append(sems, newClient(t, rdb, nil).GetSemaphore(name))
+	}
+	semTrySet(t, ctx, sems[0], 0)
+	order := make(chan int, len(sems))
+	var dones []<-chan error
+	for i, s := range sems {
+		dones = append(dones, async(func() error {
+			err := s.Acquire(ctx, 1)
+			order <- i
+			return err
+		}))
+		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[1]).Val() == int64(i+1) })
+	}
+	tries := func() (n []int64) {
+		for _, h := range hooks {
+			n = append(n, semBreakdown([]*semRTHook{h})["semaphore_acquire"])
+		}
+		return n
+	}
+	releaser := newClient(t, srv.Client(t), nil).GetSemaphore(name)
+	for want := range sems {
+		before := tries()
+		semMust(t, releaser.Release(ctx, 1))
+		await(t, dones[want], wakeBound, "the first queued waiter")
+		if got := <-order; got != want {
+			t.Fatalf("release %d served waiter %d; want %d (arrival order)", want, got, want)
+		}
+		// Well within the waiters' one-second re-check.
+		time.Sleep(200 * time.Millisecond)
+		after := tries()
+		for i := range sems {
+			wantTries := int64(0)
+			if i == want {
+				wantTries = 1
+			}
+			if d := after[i] - before[i]; d != wantTries {
+				t.Errorf("release %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
+			}
+		}
+	}
 }
 
 // Cancelled and timed-out waits leave the semaphore as it was: no permit
-// taken, no reservation (the waiters re-checked and reserved before they
-// gave up), no subscription.
+// taken, no place in the queue (the waiters queued before they gave up), no
+// subscription.
 func TestSemaphoreCancelledWaitLeavesNothing(t *testing.T) {
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
@@ -408,7 +486,7 @@ func TestSemaphoreCancelledWaitLeavesNothing(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, 5*time.Second, "a waiter reserves", func() bool { return rdb.Exists(ctx, s.resKey).Val() == 1 })
+	eventually(t, 5*time.Second, "a waiter queues", func() bool { return rdb.Exists(ctx, s.keys[1]).Val() == 1 })
 	wg.Wait()
 	if after := semState(t, rdb, s.Name()); after != before {
 		t.Fatalf("cancelled waiters changed Redis:\n before %s\n after  %s", before, after)
@@ -455,7 +533,7 @@ func TestSemaphoreIdempotentAcrossLostReplies(t *testing.T) {
 	warm.TryAcquire(ctx, 1, 0)
 	warm.Release(ctx, 1)
 	warm.DrainPermits(ctx)
-	(&semCall{s: warm, n: 1, id: "w", keys: []string{"warm", warm.resKey, "warm:m", warm.channel}}).cancel(ctx, false)
+	(&semCall{s: warm, n: 1, id: "w", keys: warm.keysWith("warm:m")}).cancel(ctx, false)
 
 	s := c.GetSemaphore(semLatchName(t, direct))
 	value := func() string { return direct.Get(ctx, s.Name()).Val() }
@@ -527,9 +605,9 @@ func TestSemaphoreLostReplyWithoutRetryLeavesNothing(t *testing.T) {
 	semAvail(t, ctx, s, 1)
 
 	// The call marker now refuses a late copy of a cancelled call.
-	a := &semCall{s: s, n: 1, id: "late", keys: []string{s.Name(), s.resKey, s.callPre + "late", s.channel}}
+	a := &semCall{s: s, n: 1, id: "late", keys: s.keysWith(s.callPre + "late")}
 	a.cancel(ctx, true)
-	if ok, err := a.try(ctx, -1); ok || err == nil {
+	if ok, err := a.try(ctx, true); ok || err == nil {
 		t.Fatalf("a resend after cancel = %v, %v; want refused", ok, err)
 	}
 	semAvail(t, ctx, s, 1)
@@ -659,7 +737,7 @@ func TestSemaphoreReleaseLetsKIn(t *testing.T) {
 
 // Fairness: a waiter for 4 permits is served while 9 small acquirers on
 // other clients keep taking and releasing one permit each; while it waits
-// it holds the reservation and newcomers are held back.
+// in the queue, newcomers queue behind it.
 func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, time.Minute)
@@ -707,15 +785,15 @@ func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 		defer served.Store(true)
 		return big.Acquire(ctx, 4)
 	})
-	// The reservation lasts only until the waiter is served, which can be
+	// The place lasts only until the waiter is served, which can be
 	// quicker than a poll: seeing it, or the waiter served, both answer.
-	eventually(t, 10*time.Second, "the big waiter reserves or is served", func() bool {
-		return rdb.HGet(ctx, big.resKey, "n").Val() == "4" || served.Load()
+	eventually(t, 10*time.Second, "the big waiter queues or is served", func() bool {
+		return semQueued(ctx, rdb, big, 4) || served.Load()
 	})
 	await(t, res, 20*time.Second, "Acquire(4) among small acquirers")
 	t.Logf("Acquire(4) served after %v; small acquisitions so far %d", time.Since(start), small.Load())
-	if rdb.Exists(ctx, big.resKey).Val() != 0 && rdb.HGet(ctx, big.resKey, "n").Val() == "4" {
-		t.Fatal("reservation kept after the big waiter was served")
+	if semQueued(ctx, rdb, big, 4) {
+		t.Fatal("place kept after the big waiter was served")
 	}
 	semAvail(t, ctx, big, 0)
 	before := small.Load()
@@ -723,9 +801,9 @@ func TestSemaphoreBigWaiterNotStarved(t *testing.T) {
 	eventually(t, 10*time.Second, "small acquirers resume", func() bool { return small.Load() > before+5 })
 }
 
-// A reservation holds newcomers back while it stands and is dropped when
-// its waiter gives up.
-func TestSemaphoreReservationDroppedOnTimeout(t *testing.T) {
+// A queued waiter holds newcomers back while it waits and leaves the queue
+// when it gives up.
+func TestSemaphoreQueuePlaceDroppedOnTimeout(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, 30*time.Second)
 	name := semLatchName(t, rdb)
@@ -734,18 +812,18 @@ func TestSemaphoreReservationDroppedOnTimeout(t *testing.T) {
 	semTrySet(t, ctx, big, 2)
 	res := make(chan bool, 1)
 	go func() { ok, _ := big.TryAcquire(ctx, 3, 2500*time.Millisecond); res <- ok }()
-	eventually(t, 5*time.Second, "the waiter reserves", func() bool { return rdb.Exists(ctx, big.resKey).Val() == 1 })
+	eventually(t, 5*time.Second, "the waiter queues", func() bool { return rdb.Exists(ctx, big.keys[1]).Val() == 1 })
 	if ok, err := other.TryAcquire(ctx, 1, 0); ok || err != nil {
-		t.Fatalf("newcomer TryAcquire(1) beside a reservation of 3 with 2 available = %v, %v; want false", ok, err)
+		t.Fatalf("newcomer TryAcquire(1) behind a waiter for 3 with 2 available = %v, %v; want false", ok, err)
 	}
 	if ok := <-res; ok {
 		t.Fatal("TryAcquire(3) with 2 permits succeeded")
 	}
-	if rdb.Exists(ctx, big.resKey).Val() != 0 {
-		t.Fatal("reservation left after its waiter gave up")
+	if rdb.Exists(ctx, big.keys[1], big.keys[2]).Val() != 0 {
+		t.Fatal("place left in the queue after its waiter gave up")
 	}
 	if ok, err := other.TryAcquire(ctx, 1, 0); !ok || err != nil {
-		t.Fatalf("TryAcquire(1) after the reservation was dropped = %v, %v", ok, err)
+		t.Fatalf("TryAcquire(1) after the waiter left = %v, %v", ok, err)
 	}
 }
 
@@ -803,18 +881,60 @@ func TestSemaphoreCluster(t *testing.T) {
 }
 
 // semRTHook counts the round trips a go-redis client makes: one per
-// command, one per pipeline; connection set-up is left out. Pub/sub
-// commands do not pass through hooks.
-type semRTHook struct{ cmds, pipes atomic.Int64 }
+// command, one per pipeline, also by script (EVALSHA) or command name;
+// connection set-up is left out. Pub/sub commands do not pass through
+// hooks.
+type semRTHook struct {
+	cmds, pipes atomic.Int64
+	mu          sync.Mutex
+	by          map[string]int64 // round trips by script (EVALSHA) or command
+}
+
+// semScriptNames names the scripts of the semaphores by SHA, for semRTHook.
+var semScriptNames = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []*script{scriptSemAcquire, scriptSemAdd, scriptSemCancel, scriptSemSet,
+		scriptPermitAcquire, scriptPermitRelease, scriptPermitAdd, scriptPermitSet} {
+		m[s.sha] = s.name
+	}
+	return m
+}()
+
+func (h *semRTHook) count(cmd redis.Cmder) {
+	what := cmd.Name()
+	if args := cmd.Args(); what == "evalsha" && len(args) > 1 {
+		if sha, ok := args[1].(string); ok && semScriptNames[sha] != "" {
+			what = semScriptNames[sha]
+		}
+	}
+	h.mu.Lock()
+	if h.by == nil {
+		h.by = map[string]int64{}
+	}
+	h.by[what]++
+	h.mu.Unlock()
+}
+
+// semBreakdown sums the hooks' round trips by script or command.
+func semBreakdown(hooks []*semRTHook) map[string]int64 {
+	sum := map[string]int64{}
+	for _, h := range hooks {
+		h.mu.Lock()
+		for k, v := range h.by {
+			sum[k] += v
+		}
+		h.mu.Unlock()
+	}
+	return sum
+}
 
 func (h *semRTHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *semRTHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		switch cmd.Name() {
-		case "hello", "client", "auth", "select":
-		default:
+		if !benchIsHandshake(cmd.Name()) {
 			h.cmds.Add(1)
+			h.count(cmd)
 		}
 		return next(ctx, cmd)
 	}
@@ -822,8 +942,9 @@ func (h *semRTHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (h *semRTHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() != "hello" {
+		if len(cmds) > 0 && !benchIsHandshake(cmds[0].Name()) {
 			h.pipes.Add(1)
+			h.count(cmds[0])
 		}
 		return next(ctx, cmds)
 	}
@@ -865,11 +986,37 @@ func BenchmarkSemaphoreUncontended(b *testing.B) {
 
 // BenchmarkSemaphoreContended: one permit, 8 goroutines over 4 clients,
 // each looping Acquire(1), hold 20 ms, Release(1), for about 2 s of wall
-// time whatever b.N is. handoff: from just before a holder's Release to the
-// next holder's Acquire returning; wait: Acquire call to return;
-// reacquire-rate: share of acquisitions by the goroutine that released
-// last; roundtrips/acq counts every client's hooked commands.
+// time whatever b.N is. See semContended for the metrics.
 func BenchmarkSemaphoreContended(b *testing.B) {
+	semContended(b, func(ctx context.Context, c *Client, name string, first bool) semWorker {
+		s := c.GetSemaphore(name)
+		if first {
+			if ok, err := s.TrySetPermits(ctx, 1); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+		return func(ctx context.Context) (func(context.Context) error, error) {
+			if err := s.Acquire(ctx, 1); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { return s.Release(ctx, 1) }, nil
+		}
+	})
+}
+
+// semWorker acquires once and returns the release of what it acquired.
+type semWorker func(ctx context.Context) (release func(context.Context) error, err error)
+
+// semContended runs the contended semaphore benchmarks: one permit, 8
+// goroutines over 4 clients, each looping acquire, hold 20 ms, release, for
+// about 2 s of wall time whatever b.N is. newWorker makes a goroutine's
+// worker on its client (first: the first one, which sets the permit up).
+// Metrics: handoff, from just before a holder's release to the next
+// holder's acquire returning; wait, acquire call to return; reacquire-rate,
+// share of acquisitions by the goroutine that released last;
+// roundtrips/acq, every client's hooked commands (pub/sub and connection
+// set-up excluded) per acquisition, which the log breaks down by script.
+func semContended(b *testing.B, newWorker func(ctx context.Context, c *Client, name string, first bool) semWorker) {
 	const (
 		hold       = 20 * time.Millisecond
 		wall       = 2 * time.Second
@@ -889,8 +1036,9 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 		cs = append(cs, newClient(b, rdb, nil))
 	}
 	const name = "bench:sem:contended"
-	if ok, err := cs[0].GetSemaphore(name).TrySetPermits(ctx, 1); !ok || err != nil {
-		b.Fatal(ok, err)
+	workers := make([]semWorker, goroutines)
+	for g := range goroutines {
+		workers[g] = newWorker(ctx, cs[g%clients], name, g == 0)
 	}
 	rts := func() (n int64) {
 		for _, h := range hooks {
@@ -909,17 +1057,17 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 		stop    atomic.Bool
 		wg      sync.WaitGroup
 	)
-	rt0 := rts()
+	rt0, by0 := rts(), semBreakdown(hooks)
 	base := time.Now()
 	b.StartTimer()
-	for g := range goroutines {
-		s := cs[g%clients].GetSemaphore(name)
+	for g, acquire := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
 				called := time.Since(base)
-				if err := s.Acquire(ctx, 1); err != nil {
+				release, err := acquire(ctx)
+				if err != nil {
 					b.Error(err)
 					return
 				}
@@ -930,7 +1078,7 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 				time.Sleep(hold)
 				holders.Add(-1)
 				rel := time.Since(base)
-				if err := s.Release(ctx, 1); err != nil {
+				if err := release(ctx); err != nil {
 					b.Error(err)
 					return
 				}
@@ -978,6 +1126,24 @@ func BenchmarkSemaphoreContended(b *testing.B) {
 	b.ReportMetric(float64(same)/(n-1), "reacquire-rate")
 	b.ReportMetric(float64(maxPer)/float64(max(minPer, 1)), "fairness-max/min")
 	b.Logf("%d acquisitions in %v; per goroutine %v", len(log), elapsed.Round(time.Millisecond), per)
+	b.Logf("round trips per acquisition: %s", semPerAcq(semBreakdown(hooks), by0, n))
+}
+
+// semPerAcq formats the round trips counted since by0, per acquisition, by
+// script or command.
+func semPerAcq(by, by0 map[string]int64, n float64) string {
+	var keys []string
+	for k := range by {
+		if by[k] > by0[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s %.2f; ", k, float64(by[k]-by0[k])/n)
+	}
+	return sb.String()
 }
 
 func semPct(ds []time.Duration, p float64) time.Duration {

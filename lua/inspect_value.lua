@@ -2,7 +2,7 @@
 -- CountDownLatch) and, optionally, a hash beside it. Writes nothing.
 --
 -- KEYS[1]  the string key
--- KEYS[2]  optional: a hash to read as well (a semaphore's reservation)
+-- KEYS[2]  optional: a hash to read as well (a semaphore's waiters)
 --
 -- Returns {type, value, pttl, hash}: type = KEYS[1]'s Redis type ('none' when
 -- absent), value its bytes (false when absent), pttl its PTTL, hash the

@@ -15,7 +15,7 @@
 -- keeps a TTL the key may have. A key of the wrong type, or a string that is
 -- not an integer, fails the script before anything is written.
 --
--- prelude: permits
+-- prelude: semqueue, permits
 --          (uses its notPermits, isPermits)
 local raw = redis.call('get', KEYS[1])
 if not isPermits(raw) then

@@ -6,7 +6,11 @@
 --          score = expiry in ms)
 -- KEYS[3]  channel redisson_sc:{name}: the new number of available permits
 --          is published
--- KEYS[4]  latch of this call (redisson_permit_latch:{name}:<client>:<n>):
+-- KEYS[4]  queue of this library's waiters (redisson_sc_queue:{name})
+-- KEYS[5]  their permits and deadlines (redisson_sc_waiters:{name})
+-- KEYS[6]  wake channel prefix (redisson_sc_wake:{name}:): the waiters the
+--          permit serves are woken
+-- KEYS[7]  latch of this call (redisson_permit_latch:{name}:<client>:<n>):
 --          set by a release, so that the same call resent after a lost reply
 --          is recognised; lives for the retry window at most
 -- ARGV[1]  permit id, 16 raw bytes
@@ -19,14 +23,15 @@
 -- the server's clock (TIME). A key of the wrong type fails the script before
 -- anything is written.
 --
--- prelude: permits
---          (uses its notPermits, isPermits, giveBack)
+-- prelude: semqueue, permits
+--          (uses semQueueKeys; its notPermits, isPermits, giveBack)
+semQueueKeys(KEYS[4], KEYS[5], KEYS[6])
 local raw = redis.call('get', KEYS[1])
 local score = redis.call('zscore', KEYS[2], ARGV[1])
 if not isPermits(raw) then
     return redis.error_reply(notPermits)
 end
-if redis.call('exists', KEYS[4]) == 1 then
+if redis.call('exists', KEYS[7]) == 1 then
     return 1
 end
 local t = redis.call('time')
@@ -43,5 +48,5 @@ end
 if not held then
     return 0
 end
-redis.call('set', KEYS[4], 1, 'px', ARGV[2])
+redis.call('set', KEYS[7], 1, 'px', ARGV[2])
 return 1

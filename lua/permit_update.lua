@@ -5,6 +5,10 @@
 -- KEYS[2]  held permits ({name}:timeout zset, member = 16 raw id bytes,
 --          score = expiry in ms, 922337203685477 = never expires)
 -- KEYS[3]  channel redisson_sc:{name}
+-- KEYS[4]  queue of this library's waiters (redisson_sc_queue:{name})
+-- KEYS[5]  their permits and deadlines (redisson_sc_waiters:{name})
+-- KEYS[6]  wake channel prefix (redisson_sc_wake:{name}:): the waiters
+--          permits that come back serve are woken
 -- ARGV[1]  permit id, 16 raw bytes
 -- ARGV[2]  new lease in ms, counted from now; 0 = never expires
 -- ARGV[3]  publish command ('publish' or 'spublish')
@@ -15,8 +19,9 @@
 -- Idempotent per call (a resend sets the same lease again). A key of the
 -- wrong type fails the script before anything is written.
 --
--- prelude: permits
---          (uses its notPermits, isPermits, giveBack, leaseExpiry)
+-- prelude: semqueue, permits
+--          (uses semQueueKeys; its notPermits, isPermits, giveBack, leaseExpiry)
+semQueueKeys(KEYS[4], KEYS[5], KEYS[6])
 local raw = redis.call('get', KEYS[1])
 local score = redis.call('zscore', KEYS[2], ARGV[1])
 if not isPermits(raw) then

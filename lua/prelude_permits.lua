@@ -1,7 +1,8 @@
 -- prelude_permits: what the RPermitExpirableSemaphore scripts share
--- (permit_acquire, permit_available, permit_release, permit_update; permit_add
--- for isPermits): the permits' format, giving permits back, and a lease's
--- expiry.
+-- (permit_acquire, permit_available, permit_release, permit_update,
+-- permit_leave; permit_add for isPermits): the permits' format, giving
+-- permits back, and a lease's expiry. Joined after prelude_semqueue, whose
+-- queue keys giveBack's scripts name with semQueueKeys.
 --
 -- KEYS[1]  available permits (string; missing = 0; may be negative)
 -- KEYS[3]  channel redisson_sc:{name} (giveBack only; not permit_add's)
@@ -14,7 +15,11 @@
 --   giveBack(n, publish)
 --                    adds n permits to KEYS[1] and, when some are available
 --                    then, publishes their number on KEYS[3] with the publish
---                    command; returns the available permits
+--                    command, signed as the Semaphore's ('+3': Redisson
+--                    reads the number, this library's waiters leave the
+--                    wake-ups to the wake channels), and wakes the queued
+--                    waiters they serve (semServe); returns the available
+--                    permits
 --   leaseExpiry(now, lease)
 --                    the expiry score of a permit leased at now for lease ms
 --                    (a string; 0 = never expires)
@@ -28,7 +33,8 @@ end
 local function giveBack(n, publish)
     local available = redis.call('incrby', KEYS[1], n)
     if available > 0 then
-        redis.call(publish, KEYS[3], available)
+        redis.call(publish, KEYS[3], '+' .. available)
+        semServe(available, semNow(), publish)
     end
     return available
 end

@@ -1,27 +1,36 @@
--- semaphore_acquire: try to take permits of a Redisson-compatible semaphore,
--- leaving enough for the reservation of the longest-waiting acquirer.
+-- semaphore_acquire: try to take permits of a Redisson-compatible
+-- semaphore, first come, first served among this library's waiters: a call
+-- takes permits only when enough are available for it and for every waiter
+-- queued ahead of it; otherwise a waiting call queues (or confirms its
+-- place).
 --
--- KEYS[1]  semaphore: string, the available permits (missing = 0)
--- KEYS[2]  reservation hash (redisson_sc_reservation:{name}): id, n, since;
---          held by the longest-waiting acquirer of this library
--- KEYS[3]  call marker (redisson_sc_call:{name}:<call id>): '1' once this
---          call took its permits, '0' once the call was cancelled
--- KEYS[4]  channel (redisson_sc:{name})
--- ARGV[1]  permits wanted (>= 1)
--- ARGV[2]  call id "<client uuid>:<n>"
--- ARGV[3]  ms this call has waited, or -1 when it may not reserve (it has
---          not waited yet)
--- ARGV[4]  call marker lifetime in ms (the retry window)
--- ARGV[5]  reservation lifetime in ms after this try
--- ARGV[6]  publish command: 'publish' or 'spublish'
+-- prelude: semqueue
+--          (uses its QUEUE_SCAN, semNow, semEntry, semServe)
+--
+-- KEYS[1..5]  as in prelude_semqueue: semaphore, queue, waiters, channel,
+--             wake channel prefix
+-- KEYS[6]     call marker (redisson_sc_call:{name}:<call id>): '1' once this
+--             call took its permits, '0' once the call was cancelled
+-- ARGV[1]     permits wanted (>= 1)
+-- ARGV[2]     call id "<client uuid>:<n>"
+-- ARGV[3]     '1' when the call waits (it queues if it takes nothing), '0'
+--             for a single try
+-- ARGV[4]     call marker lifetime in ms (the retry window)
+-- ARGV[5]     queue place lifetime in ms after this try: a waiter that
+--             stops trying (its process died) loses its place then
+-- ARGV[6]     publish command: 'publish' or 'spublish'
 --
 -- Returns {1, left} when the permits were taken (left = permits still
--- available; 0 for a resent call), {0, available, reserved} when not (reserved = 1 when this call
--- holds the reservation now), {-1, 0} when the call was cancelled before.
+-- available; 0 for a resent call), {0, available, queued} when not (queued =
+-- 1 when the call holds a place in the queue now), {-1, 0} when the call was
+-- cancelled before.
+--
+-- A queued waiter is served when the waiters ahead of it are; a call that
+-- has not queued waits behind everyone queued.
 --
 -- Idempotent per call: a call resent after a lost reply finds its marker and
--- only reports the first result.
-local done = redis.call('get', KEYS[3])
+-- only reports the first result; queuing twice keeps the first place.
+local done = redis.call('get', KEYS[6])
 if done then
     if done == '1' then
         return {1, 0}
@@ -39,41 +48,39 @@ else
     v = 0
 end
 local n = tonumber(ARGV[1])
-local waited = tonumber(ARGV[3])
-local r = redis.call('hmget', KEYS[2], 'id', 'n', 'since')
-local mine = r[1] == ARGV[2]
--- The reservation belongs to the acquirer that started waiting first
--- (Redis's clock, so client clocks do not matter): a waiter older than the
--- holder takes it over.
-local since = tonumber(r[3])
-if waited >= 0 and not mine then
-    local t = redis.call('time')
-    local started = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - waited
-    if not r[1] or not since or started < since then
-        mine, since = true, started
+local me = ARGV[2]
+local now = semNow()
+local queued = redis.call('zscore', KEYS[2], me) and semEntry(me, now) ~= nil
+-- The permits the waiters ahead of this call want (everyone queued, for a
+-- call that has not queued).
+local ahead = 0
+for _, id in ipairs(redis.call('zrange', KEYS[2], 0, QUEUE_SCAN - 1)) do
+    if id == me then
+        break
     end
+    ahead = ahead + (semEntry(id, now) or 0)
 end
-local need = n
-if r[1] and not mine then
-    need = n + (tonumber(r[2]) or 0)
-end
-if v >= need then
+if v >= ahead + n then
     redis.call('decrby', KEYS[1], n)
-    redis.call('set', KEYS[3], '1', 'px', ARGV[4])
-    if r[1] and mine then
-        -- The permits held back for a reservation are free again.
-        redis.call('del', KEYS[2])
-        if v - n > 0 then
-            redis.call(ARGV[6], KEYS[4], v - n)
-        end
+    redis.call('set', KEYS[6], '1', 'px', ARGV[4])
+    if queued then
+        redis.call('zrem', KEYS[2], me)
+        redis.call('hdel', KEYS[3], me)
     end
+    semServe(v - n, now, ARGV[6])
     return {1, v - n}
 end
-if not mine then
+if ARGV[3] ~= '1' then
+    semServe(v, now, ARGV[6])
     return {0, v, 0}
 end
-if waited >= 0 then
-    redis.call('hset', KEYS[2], 'id', ARGV[2], 'n', n, 'since', since)
-    redis.call('pexpire', KEYS[2], ARGV[5])
+if not queued then
+    redis.call('zadd', KEYS[2], now, me)
 end
+redis.call('hset', KEYS[3], me, n .. ':' .. (now + tonumber(ARGV[5])))
+redis.call('pexpire', KEYS[2], ARGV[5])
+redis.call('pexpire', KEYS[3], ARGV[5])
+-- Permits the waiters ahead can take (a Redisson client's release, a place
+-- that ran out): wake them.
+semServe(v, now, ARGV[6])
 return {0, v, 1}

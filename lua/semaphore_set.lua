@@ -1,18 +1,23 @@
 -- semaphore_set: set the permits of a Redisson-compatible semaphore unless it
--- exists (TrySetPermits), and publish them.
+-- exists (TrySetPermits), publish them, and wake the queued waiters of this
+-- library they serve.
 --
--- KEYS[1]  semaphore: string, the available permits
--- KEYS[2]  call marker (redisson_sc_call:{name}:<call id>)
--- KEYS[3]  channel (redisson_sc:{name})
--- ARGV[1]  permits (>= 0)
--- ARGV[2]  call marker lifetime in ms (the retry window)
--- ARGV[3]  publish command: 'publish' or 'spublish'
+-- prelude: semqueue
+--          (uses its semNow, semServe)
 --
--- Returns 1 when the permits were set, 0 when the semaphore existed.
+-- KEYS[1..5]  as in prelude_semqueue: semaphore, queue, waiters, channel,
+--             wake channel prefix
+-- KEYS[6]     call marker (redisson_sc_call:{name}:<call id>)
+-- ARGV[1]     permits (>= 0)
+-- ARGV[2]     call marker lifetime in ms (the retry window)
+-- ARGV[3]     publish command: 'publish' or 'spublish'
+--
+-- Returns 1 when the permits were set, 0 when the semaphore existed. The
+-- message on KEYS[4] is signed, as semaphore_add's.
 --
 -- Idempotent per call: a call resent after a lost reply finds its marker and
 -- reports 1 again.
-if redis.call('get', KEYS[2]) then
+if redis.call('get', KEYS[6]) then
     return 1
 end
 -- GET, not EXISTS: a key of another type fails here.
@@ -24,6 +29,7 @@ if v then
     return 0
 end
 redis.call('set', KEYS[1], ARGV[1])
-redis.call(ARGV[3], KEYS[3], ARGV[1])
-redis.call('set', KEYS[2], '1', 'px', ARGV[2])
+redis.call(ARGV[3], KEYS[4], '+' .. ARGV[1])
+semServe(tonumber(ARGV[1]), semNow(), ARGV[3])
+redis.call('set', KEYS[6], '1', 'px', ARGV[2])
 return 1

@@ -124,7 +124,7 @@ func renderObject(w *tabwriter.Writer, v any) {
 	case redisson.SemaphoreInfo:
 		fmt.Fprintf(w, "semaphore\t%s\n", x.Name)
 		fmt.Fprintf(w, "permits\t%d\n", x.Permits)
-		fmt.Fprintf(w, "reserved by a waiter\t%d\n", x.Reserved)
+		fmt.Fprintf(w, "wanted by queued waiters\t%d\n", x.Reserved)
 		fmt.Fprintf(w, "subscribers\t%d\n", x.Subscribers)
 	case redisson.PermitSemaphoreInfo:
 		fmt.Fprintf(w, "permit semaphore\t%s\n", x.Name)
