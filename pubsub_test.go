@@ -402,7 +402,7 @@ func TestPubSubHandoffWakesOnlyTheOldestClient(t *testing.T) {
 		now := time.Now()
 		e.lastAge = lastAge
 		e.unlockAt = now.Add(-interval)
-		w := &waiter{ch: make(chan struct{}, 1), seq: 1, since: now.Add(-oldest)}
+		w := &waiter{ch: make(chan struct{}, 1), seq: 1, since: now.Add(-oldest), woken: new(wokenBy)}
 		e.waiters = []*waiter{w}
 		return e, w
 	}
