@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +18,11 @@ import (
 // A call goes straight out, as a plain command, while fewer than lanes sends
 // (plain commands or pipelines) are in flight: a lone call is never delayed,
 // and no timer or goroutine is involved. Beyond that it queues. Whoever ends
-// a send hands its lane to the queue: the oldest queued call wakes as the
-// batch's leader with every call queued so far (at most maxAutoBatch), sends
-// them in one pipeline on its own goroutine, and wakes the others with their
-// results. No goroutine is owned: every send runs on a caller's goroutine.
+// a send hands its lane to the queue: a goroutine takes every call queued so
+// far (at most maxAutoBatch), sends them in one pipeline, hands each its
+// reply, and goes on with what queued meanwhile until the queue is empty;
+// then it ends. It writes commands of its own for the members, so a caller
+// never shares a command with a send it left.
 //
 // Client.Close leaves the queue alone: a queued call has passed its
 // object's closed check and is in flight for its caller, as a plain command
@@ -29,13 +31,15 @@ import (
 // would skip the clean-ups that must outlive Close: a compensation queued
 // as a shutdown cancels its acquire would leave a permit taken for good.
 //
-// A queued call whose context ends is taken out of the queue and never sent
-// (notSentError: Redis untouched, nothing to undo); once in a pipeline it
-// waits for its reply, as a plain command would. The pipeline's context has
-// no cancellation of any member (context.WithoutCancel of the leader's) and
-// the latest of the members' deadlines, or none when one has none. Each
-// member's reply, or error, is its own command's: go-redis reads a
-// pipeline's replies into their commands, and a resend after a network
+// A call whose context ends before its batch is written is never sent
+// (notSentError: Redis untouched, nothing to undo). Once written, its
+// caller still returns when its context ends, with the context's error (it
+// may have run), as a plain command returns when its deadline passes
+// mid-read: no caller waits on another's deadline. The pipeline's context
+// has no member's cancellation (context.WithoutCancel of its oldest
+// member's) and the latest of the members' deadlines, or none when one has
+// none. Each member's reply, or error, is its own command's: go-redis reads
+// a pipeline's replies into their commands, and a resend after a network
 // error resends the whole pipeline, each script recognising its own resend
 // as it does for a plain command.
 //
@@ -66,30 +70,47 @@ func newAutoPipe(rdb redis.UniversalClient, lanes int) *autoPipe {
 	return &autoPipe{rdb: rdb, lanes: lanes}
 }
 
-// queuedCall is one queued call. Its wake channel receives exactly one value
-// once the call has left the queue: nil when its command is done (result or
-// error set), or a batch for it to lead (see lead).
+// queuedCall is one queued call. Its state says who may touch it: while
+// callWaiting or callSending its sender owns the reply; whoever moves it to
+// callDone (the sender, with the reply) or callDetached (its caller, at the
+// end of its context) decides. wake receives one value once the sender has
+// put the call's outcome in cmd (callDone).
 type queuedCall struct {
 	ctx    context.Context
-	cmd    *redis.Cmd
-	wake   chan *autoBatch
+	cmd    *redis.Cmd // the caller's; the sender writes it only on callDone
+	keyed  bool       // cmd names keys: routed by its first key (Cluster)
+	wake   chan struct{}
+	state  atomic.Int32
 	queued bool // under autoPipe.mu: still in the queue
 }
 
-// autoBatch is the calls one send carries, and the pipeline it reuses.
+const (
+	callWaiting  int32 = iota // queued, or taken into a batch not yet written
+	callSending               // in a batch being written or awaiting replies
+	callDone                  // its outcome is in cmd, and wake has a value
+	callDetached              // its caller returned at the end of its context
+)
+
+// autoBatch is the calls one send carries, the commands it writes for them
+// (its own, so that a caller that returned early shares nothing with it),
+// and the pipeline it reuses.
 type autoBatch struct {
 	members []*queuedCall
 	cmds    []redis.Cmder
 	pipe    redis.Pipeliner // empty between sends
 }
 
-var callPool = sync.Pool{New: func() any { return &queuedCall{wake: make(chan *autoBatch, 1)} }}
+var callPool = sync.Pool{New: func() any { return &queuedCall{wake: make(chan struct{}, 1)} }}
 
 // process runs cmd, a command of the script runner's, and leaves its result
 // in it: at once when a lane is free, else in a pipeline with the calls
-// queued beside it. A call whose ctx ends while queued gets notSentError and
-// is never sent.
-func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd) {
+// queued beside it. keyed says cmd names keys (EVALSHA with numkeys > 0).
+//
+// A call whose ctx ends while queued, or taken into a batch not yet
+// written, gets notSentError: it is never sent. One whose ctx ends while its
+// batch is written or awaits its replies returns at once with ctx's error,
+// like a plain command whose deadline passes in flight: it may have run.
+func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
 	a.mu.Lock()
 	if a.busy < a.lanes {
 		a.busy++
@@ -99,38 +120,43 @@ func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd) {
 		return
 	}
 	p := callPool.Get().(*queuedCall)
-	p.ctx, p.cmd, p.queued = ctx, cmd, true
+	p.ctx, p.cmd, p.keyed, p.queued = ctx, cmd, keyed, true
+	p.state.Store(callWaiting)
 	a.queue = append(a.queue, p)
 	a.mu.Unlock()
 
-	var b *autoBatch
 	done := ctx.Done()
 	if done == nil { // never cancelled: nothing to watch but the wake-up
-		b = <-p.wake
-		if b != nil {
-			a.lead(p, b)
-		}
+		<-p.wake
 		a.put(p)
 		return
 	}
 	select {
-	case b = <-p.wake:
+	case <-p.wake:
+		a.put(p)
+		return
 	case <-done:
-		a.mu.Lock()
-		if p.queued {
-			a.remove(p)
-			a.mu.Unlock()
-			cmd.SetErr(notSentError{ctx.Err()})
-			a.put(p)
-			return
-		}
+	}
+	a.mu.Lock()
+	if p.queued {
+		a.remove(p)
 		a.mu.Unlock()
-		b = <-p.wake // taken already: its one wake-up is coming
+		cmd.SetErr(notSentError{ctx.Err()})
+		a.put(p)
+		return
 	}
-	if b != nil {
-		a.lead(p, b)
+	a.mu.Unlock()
+	switch {
+	case p.state.CompareAndSwap(callWaiting, callDetached):
+		// Taken, not yet written: its sender will leave it out.
+		cmd.SetErr(notSentError{ctx.Err()})
+	case p.state.CompareAndSwap(callSending, callDetached):
+		cmd.SetErr(ctx.Err()) // it may have run
+	default: // callDone: the outcome is in cmd, or on its way
+		<-p.wake
+		a.put(p)
 	}
-	a.put(p)
+	// Detached: the record is its sender's to recycle.
 }
 
 func (a *autoPipe) put(p *queuedCall) {
@@ -151,8 +177,9 @@ func (a *autoPipe) remove(p *queuedCall) {
 	p.queued = false
 }
 
-// release ends a send: its lane goes to the oldest queued calls, as a batch
-// their first member leads, or is freed when none waits.
+// release ends a send: its lane goes to the oldest queued calls, sent as a
+// batch by a goroutine that keeps the lane while calls queue, or is freed
+// when none waits.
 func (a *autoPipe) release() {
 	a.mu.Lock()
 	if len(a.queue) == 0 {
@@ -162,7 +189,25 @@ func (a *autoPipe) release() {
 	}
 	b := a.takeBatch()
 	a.mu.Unlock()
-	b.members[0].wake <- b
+	go a.sendLoop(b)
+}
+
+// sendLoop sends batch b, then the batches that queued meanwhile, on the
+// lane b came with, and frees it when the queue is empty. It runs on a
+// goroutine of its own so that no caller waits for more than its own call
+// and each can return at the end of its context.
+func (a *autoPipe) sendLoop(b *autoBatch) {
+	for {
+		a.send(b)
+		a.mu.Lock()
+		if len(a.queue) == 0 {
+			a.busy--
+			a.mu.Unlock()
+			return
+		}
+		b = a.takeBatch()
+		a.mu.Unlock()
+	}
 }
 
 // takeBatch takes the oldest queued calls, at most maxAutoBatch, out of the
@@ -183,65 +228,75 @@ func (a *autoPipe) takeBatch() *autoBatch {
 	return b
 }
 
-// lead sends batch b, which me was woken to lead, holding the lane it came
-// with. Members whose context has ended are not sent; when me is one of
-// them, the first live member leads instead.
-func (a *autoPipe) lead(me *queuedCall, b *autoBatch) {
-	live, meLive := b.members[:0], false
+// send writes b's live members' commands, one alone as a plain command, more
+// as one pipeline, and hands each member still waiting its outcome. A member
+// whose context has ended is not written.
+func (a *autoPipe) send(b *autoBatch) {
+	defer a.putBatch(b)
+	live := b.members[:0]
 	for _, p := range b.members {
 		if err := p.ctx.Err(); err != nil {
-			p.cmd.SetErr(notSentError{err})
-			if p != me {
-				p.wake <- nil
+			if p.state.CompareAndSwap(callWaiting, callDone) {
+				p.cmd.SetErr(notSentError{err})
+				p.wake <- struct{}{}
+			} else {
+				a.put(p) // detached
 			}
 			continue
 		}
-		meLive = meLive || p == me
+		if !p.state.CompareAndSwap(callWaiting, callSending) {
+			a.put(p) // detached: its caller left before the write
+			continue
+		}
 		live = append(live, p)
 	}
 	clear(b.members[len(live):])
 	b.members = live
-	switch {
-	case len(live) == 0:
-		a.putBatch(b)
-		a.release()
-		return
-	case !meLive:
-		live[0].wake <- b // the lane goes with the batch
+	if len(live) == 0 {
 		return
 	}
-	a.send(me, b)
-}
-
-// send writes b's commands, one alone as a plain command, more as one
-// pipeline, then hands the lane on and wakes every member but me.
-func (a *autoPipe) send(me *queuedCall, b *autoBatch) {
-	sent := false
-	defer func() {
-		// Deferred, so that a panicking hook cannot strand the members or
-		// the lane, nor leave them a result they did not get.
-		a.release()
-		for _, p := range b.members {
-			if !sent {
-				p.cmd.SetErr(errAutoPipePanic)
-			}
-			if p != me {
-				p.wake <- nil
-			}
-		}
-		a.putBatch(b)
-	}()
-	if len(b.members) == 1 {
-		_ = a.rdb.Process(me.ctx, me.cmd)
-		sent = true
-		return
-	}
-	ctx, cancel := batchContext(me.ctx, b.members)
+	ctx, cancel := batchContext(live[0].ctx, live)
 	if cancel != nil {
 		defer cancel()
 	}
-	for _, p := range b.members {
-		b.cmds = append(b.cmds, p.cmd)
+	for _, p := range live {
+		c := redis.NewCmd(ctx, p.cmd.Args()...)
+		if p.keyed {
+			c.SetFirstKeyPos(3) // as EvalSha: routed by its first key
+		}
+		b.cmds = append(b.cmds, c)
+	}
+	a.write(ctx, b)
+	for i, p := range live {
+		c := b.cmds[i].(*redis.Cmd)
+		if !p.state.CompareAndSwap(callSending, callDone) {
+			a.put(p) // its caller returned at the end of its context
+			continue
+		}
+		if err := c.Err(); err != nil {
+			p.cmd.SetErr(err)
+		} else {
+			p.cmd.SetVal(c.Val())
+		}
+		p.wake <- struct{}{}
+	}
+}
+
+// write sends b's commands. A panic in a go-redis hook is recovered, on
+// this goroutine no caller could recover it on, as errAutoPipePanic for
+// every command: they may have run.
+func (a *autoPipe) write(ctx context.Context, b *autoBatch) {
+	defer func() {
+		if r := recover(); r != nil {
+			for _, c := range b.cmds {
+				c.SetErr(fmt.Errorf("%w: %v", errAutoPipePanic, r))
+			}
+			b.pipe = nil // its state is unknown
+		}
+	}()
+	if len(b.cmds) == 1 {
+		_ = a.rdb.Process(ctx, b.cmds[0])
+		return
 	}
 	a.pipelines.Add(1)
 	a.batched.Add(uint64(len(b.cmds)))
@@ -250,7 +305,6 @@ func (a *autoPipe) send(me *queuedCall, b *autoBatch) {
 	}
 	_ = b.pipe.BatchProcess(ctx, b.cmds...)
 	_, _ = b.pipe.Exec(ctx) // each command has its own reply or error
-	sent = true
 }
 
 // errAutoPipePanic is the error of the members of a batch whose send

@@ -302,8 +302,8 @@ func TestAutoPipeCancelledWhileQueuedNeverSent(t *testing.T) {
 }
 
 // A member whose context ends after it was taken into a batch, but before
-// the batch is written, is not sent: when it was to lead, the next live
-// member leads; when none is live, the lane is handed on.
+// the batch is written, is not sent; the live ones are; when none is live,
+// the lane is handed on.
 func TestAutoPipeCancelledAfterTaken(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -350,7 +350,7 @@ func TestAutoPipeCancelledAfterTaken(t *testing.T) {
 			a.busy++ // the lane this batch carries
 			b := a.takeBatch()
 			a.mu.Unlock()
-			b.members[0].wake <- b
+			go a.sendLoop(b)
 			for i, cancelled := range tc.cancel {
 				err := recvErr(t, errs[i])
 				k := "ap:taken:" + strconv.Itoa(i)
@@ -613,15 +613,18 @@ func TestAutoPipeResentBatch(t *testing.T) {
 	}
 }
 
-// On Cluster a batch spans nodes (go-redis splits it per node) and every
-// member gets its own reply.
+// On Cluster auto-pipelining is off by default; turned on, a batch spans
+// nodes (go-redis splits it per node) and every member gets its own reply.
 func TestAutoPipeCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	cc := cl.Client(t)
 	h := newAPHook()
 	cc.AddHook(h)
 	c := newClient(t, cc, nil)
-	c.scripts.pipe.lanes = 1
+	if c.scripts.pipe != nil {
+		t.Fatal("auto-pipelining is on by default on Cluster")
+	}
+	c.scripts.pipe = newAutoPipe(cc, 1) // before any call: no race
 	ctx := testCtx(t, 60*time.Second)
 	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
 		t.Fatal(err)
@@ -719,8 +722,9 @@ func (h *panicHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
-// A go-redis hook panicking in a batch's pipeline panics its leader; the
-// other members get an error (not an empty success) and the lane is freed.
+// A go-redis hook panicking in a batch's pipeline panics no caller (the
+// batch is sent on a goroutine of its own): every member gets an error that
+// says it may have run (not an empty success), and the lane is freed.
 func TestAutoPipePanickingHook(t *testing.T) {
 	c, rdb, h := apClient(t, 1, nil)
 	ph := &panicHook{}
@@ -760,8 +764,8 @@ func TestAutoPipePanickingHook(t *testing.T) {
 			t.Errorf("member of the panicked batch: %v", err)
 		}
 	}
-	if panics.Load() != 1 || failed != n-1 {
-		t.Errorf("%d panics, %d members failed; want 1 (the leader) and %d", panics.Load(), failed, n-1)
+	if panics.Load() != 0 || failed != n {
+		t.Errorf("%d panics, %d members failed; want none and %d", panics.Load(), failed, n)
 	}
 	if _, err := apCall(ctx, c, "ap:panic:after", "after"); err != nil {
 		t.Errorf("call after the panic: %v", err)
@@ -773,4 +777,75 @@ func TestAutoPipePanickingHook(t *testing.T) {
 	if busy != 0 {
 		t.Errorf("lanes busy after the panic: %d, want 0", busy)
 	}
+}
+
+// pipeGate holds every pipeline of EVALSHAs after its replies, until
+// released (not go-redis's own, such as a connection's HELLO).
+type pipeGate struct {
+	gate chan struct{}
+	held atomic.Int64
+}
+
+func (g *pipeGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (g *pipeGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (g *pipeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) == 0 || cmds[0].Name() != "evalsha" {
+			return err
+		}
+		g.held.Add(1)
+		<-g.gate
+		g.held.Add(-1)
+		return err
+	}
+}
+
+// A member of a batch in flight returns when its own context ends, with
+// the context's error (it may have run), not when the batch's replies come:
+// no caller waits on another's deadline. The others get their replies.
+func TestAutoPipeMemberReturnsAtItsDeadline(t *testing.T) {
+	c, rdb, h := apClient(t, 1, nil)
+	g := &pipeGate{gate: make(chan struct{})}
+	rdb.AddHook(g)
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.gate) }) }
+	t.Cleanup(open)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := apCall(ctx, c, "ap:warm", "warm"); err != nil {
+		t.Fatal(err)
+	}
+	errs, release := queueCalls(t, ctx, c, h, "ap:kept", 2)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	shortErr := make(chan error, 1)
+	go func() {
+		_, err := apCall(short, c, "ap:short", "short")
+		shortErr <- err
+	}()
+	eventually(t, 10*time.Second, "the short call queued", func() bool { return c.scripts.pipe.stats().queued == 3 })
+	release()
+	eventually(t, 10*time.Second, "the batch held after its replies", func() bool { return g.held.Load() == 1 })
+	err := recvErr(t, shortErr)
+	if !errors.Is(err, context.DeadlineExceeded) || !mayHaveRun(err) {
+		t.Fatalf("call whose deadline passed in flight: %v (may have run: %v); want DeadlineExceeded, may have run", err, mayHaveRun(err))
+	}
+	if g.held.Load() != 1 {
+		t.Fatal("the short call returned only once its batch was done")
+	}
+	open()
+	for range 2 {
+		if err := recvErr(t, errs); err != nil {
+			t.Error(err)
+		}
+	}
+	if n, err := rdb.Get(ctx, "ap:short").Int(); err != nil || n != 1 {
+		t.Errorf("GET ap:short = %d, %v; want 1 (it ran)", n, err)
+	}
+	a := c.scripts.pipe
+	eventually(t, 10*time.Second, "every lane free", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.busy == 0
+	})
 }

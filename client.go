@@ -65,7 +65,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	topo := topologyOf(rdb)
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
-	if !o.DisableAutoPipeline {
+	if !o.DisableAutoPipeline && !topo.isCluster() {
+		// Not on Cluster: a batch waits for its slowest master, so one
+		// failing master would hold up the calls to the healthy ones.
 		s.pipe = newAutoPipe(rdb, autoPipeLanes)
 	}
 	id := uuid.NewString()

@@ -110,11 +110,15 @@ type Options struct {
 	// call goes out at once as a plain command while fewer than 2 sends
 	// are in flight, so a lone call is never delayed; beyond that it waits
 	// for the first send in flight to end and goes with every call queued
-	// by then (at most 128). A call whose context ends while it waits is
-	// not sent. A go-redis Hook sees a batched call in ProcessPipelineHook,
-	// not ProcessHook, under the context of the batch's oldest call without
-	// its cancellation; an Observer still counts it as one round trip of its
-	// operation. Default false.
+	// by then (at most 128). A call whose context ends before it is written
+	// is not sent; one whose context ends while its batch is in flight
+	// returns at once with the context's error, as a plain command does.
+	// A go-redis Hook sees a batched call in ProcessPipelineHook, not
+	// ProcessHook, under the context of the batch's oldest call without its
+	// cancellation; an Observer still counts it as one round trip of its
+	// operation. On a ClusterClient calls are never batched (a batch would
+	// wait for its slowest master, so a failing master would hold up the
+	// calls to the others). Default false.
 	DisableAutoPipeline bool
 
 	// Observer, when set, sees every public operation and background event

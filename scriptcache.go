@@ -255,7 +255,7 @@ func (c *scripts) evalSha(ctx context.Context, s *script, keys []string, argv, a
 		cmd.SetFirstKeyPos(3) // as EvalSha: routes the call by its first key
 	}
 	if c.pipe != nil {
-		c.pipe.process(ctx, cmd)
+		c.pipe.process(ctx, cmd, len(keys) > 0)
 	} else {
 		_ = c.rdb.Process(ctx, cmd)
 	}
