@@ -113,7 +113,7 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 		return false, objectErrorf(permitKind, s.name, "%w: %d", ErrInvalidPermits, n)
 	}
 	latch := s.latch()
-	ok, err := s.c.scripts.run(ctx, scriptPermitSet, []string{s.name, s.channel, latch},
+	ok, err := s.c.scripts.run(ctx, scriptPermitSet, append(s.keys[:len(s.keys):len(s.keys)], latch),
 		n, s.c.pubsub.publishArg(ctx), s.c.retryWindowArg).Int64()
 	s.returned(latch, ok == 1, err)
 	return ok == 1, s.wrap(err)
@@ -121,9 +121,11 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 
 // AddPermits adds n permits to the available count, or removes -n of them
 // when n is negative (the count may then drop below zero, as in Redisson,
-// and acquisitions wait until releases bring it above). Adding wakes up to
-// n waiters. It returns the new available count, and ErrWrongType when the
-// key holds another Redis type or a string that is not an integer,
+// and acquisitions wait until releases bring it above). Adding wakes the
+// queued waiters of this library the permits serve, first come first
+// served, and Redisson's waiters through the count it publishes. It
+// returns the new available count, and ErrWrongType when the key holds
+// another Redis type or a string that is not an integer,
 // ErrInvalidPermits when the count would overflow an int64 (leaving it
 // unchanged), ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error. A call
@@ -135,7 +137,7 @@ func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (_ i
 		return 0, err
 	}
 	latch := s.latch()
-	v, err := s.c.scripts.run(ctx, scriptPermitAdd, []string{s.name, s.channel, latch},
+	v, err := s.c.scripts.run(ctx, scriptPermitAdd, append(s.keys[:len(s.keys):len(s.keys)], latch),
 		n, s.c.pubsub.publishArg(ctx), s.c.retryWindowArg).Int64()
 	s.returned(latch, err == nil, err)
 	return v, s.wrap(err)

@@ -951,3 +951,65 @@ func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 		releaser, held = sems[want], g.id
 	}
 }
+
+// AddPermits and TrySetPermits wake the queued waiters the permits serve,
+// in arrival order, and no other: one permit added wakes the oldest waiter
+// only, whatever client it is on.
+func TestPermitSemaphoreAddPermitsWakesOnlyTheServedWaiter(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, 30*time.Second)
+	admin := srv.Client(t)
+	const name = "permits:added"
+	var hooks []*semRTHook
+	var sems []*PermitExpirableSemaphore
+	for range 3 {
+		rdb := srv.Client(t)
+		h := &semRTHook{}
+		rdb.AddHook(h)
+		hooks = append(hooks, h)
+		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
+	}
+	adder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
+	order := make(chan int, len(sems))
+	var dones []<-chan error
+	for i, s := range sems {
+		dones = append(dones, async(func() error {
+			_, err := s.Acquire(ctx, 0)
+			order <- i
+			return err
+		}))
+		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[3]).Val() == int64(i+1) })
+	}
+	tries := func() (n []int64) {
+		for _, h := range hooks {
+			n = append(n, semBreakdown([]*semRTHook{h})["permit_acquire"])
+		}
+		return n
+	}
+	for want := range sems {
+		before := tries()
+		if want == 0 {
+			if ok, err := adder.TrySetPermits(ctx, 1); err != nil || !ok {
+				t.Fatalf("TrySetPermits(1) = %v, %v; want true", ok, err)
+			}
+		} else if _, err := adder.AddPermits(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		await(t, dones[want], wakeBound, "the first queued waiter")
+		if g := <-order; g != want {
+			t.Fatalf("permit %d served waiter %d; want %d (arrival order)", want, g, want)
+		}
+		// Well within the waiters' one-second re-check.
+		time.Sleep(200 * time.Millisecond)
+		after := tries()
+		for i := range sems {
+			wantTries := int64(0)
+			if i == want {
+				wantTries = 1
+			}
+			if d := after[i] - before[i]; d != wantTries {
+				t.Errorf("permit %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
+			}
+		}
+	}
+}
