@@ -203,6 +203,9 @@ func rateMemory(ctx context.Context, srv *server, admin *redis.Client, lib rateL
 	iter := admin.Scan(ctx, 0, "*", 100).Iterator()
 	for sampled < 100 && iter.Next(ctx) {
 		u, err := admin.MemoryUsage(ctx, iter.Val()).Result()
+		if errors.Is(err, redis.Nil) {
+			continue // expired since the scan saw it (a GCRA key lives until its burst is back)
+		}
 		if err != nil {
 			return nil, err
 		}
