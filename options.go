@@ -107,7 +107,7 @@ type Options struct {
 	// By default, calls of goroutines sharing the Client that queue up
 	// behind others in flight are written to Redis together as one go-redis
 	// pipeline (one write and one read for all of them, on both sides): a
-	// call goes out at once as a plain command while fewer than 2 sends
+	// call goes out at once as a plain command while fewer than 4 sends
 	// are in flight, so a lone call is never delayed; beyond that it waits
 	// for the first send in flight to end and goes with every call queued
 	// by then (at most 128). A call whose context ends before it is written
