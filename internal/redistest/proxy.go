@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -25,7 +26,8 @@ type Proxy struct {
 
 	dropArmed atomic.Bool
 	dropped   atomic.Int64
-	latency   atomic.Int64 // time.Duration
+	dropWith  atomic.Pointer[[]byte] // DropNextReplyWith's marker; nil: any chunk
+	latency   atomic.Int64           // time.Duration
 
 	mu     sync.Mutex
 	closed bool
@@ -82,7 +84,16 @@ func (p *Proxy) Target() string { return p.target }
 // once the client's connection is established and idle, otherwise the
 // dropped chunk may be a handshake reply (HELLO, CLIENT SETINFO) or belong
 // to another connection. Arming twice before a drop still drops one chunk.
-func (p *Proxy) DropNextReply() { p.dropArmed.Store(true) }
+func (p *Proxy) DropNextReply() { p.dropWith.Store(nil); p.dropArmed.Store(true) }
+
+// DropNextReplyWith is DropNextReply for the next chunk from the server
+// that contains marker: chunks without it (a new connection's handshake,
+// another connection's replies) pass, so it may be armed at any time.
+func (p *Proxy) DropNextReplyWith(marker string) {
+	m := []byte(marker)
+	p.dropWith.Store(&m)
+	p.dropArmed.Store(true)
+}
 
 // Dropped returns how many chunks DropNextReply has dropped so far.
 func (p *Proxy) Dropped() int { return int(p.dropped.Load()) }
@@ -248,6 +259,12 @@ func (p *Proxy) handle(client net.Conn) {
 	p.pipe(c, c.server, c.client, true)
 }
 
+// dropMatches reports whether chunk is one an armed drop takes.
+func (p *Proxy) dropMatches(chunk []byte) bool {
+	m := p.dropWith.Load()
+	return m == nil || bytes.Contains(chunk, *m)
+}
+
 // pipe copies chunks from src to dst until either fails; then it closes c.
 func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, fromServer bool) {
 	defer c.close()
@@ -255,7 +272,7 @@ func (p *Proxy) pipe(c *proxyConn, src, dst net.Conn, fromServer bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if fromServer && p.dropArmed.CompareAndSwap(true, false) {
+			if fromServer && p.dropArmed.Load() && p.dropMatches(buf[:n]) && p.dropArmed.CompareAndSwap(true, false) {
 				p.dropped.Add(1)
 				return
 			}
