@@ -893,13 +893,9 @@ func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "permits:served"
-	var hooks []*semRTHook
+	rdbs, hooks := hookedClients(t, srv, 3)
 	var sems []*PermitExpirableSemaphore
-	for range 3 {
-		rdb := srv.Client(t)
-		h := &semRTHook{}
-		rdb.AddHook(h)
-		hooks = append(hooks, h)
+	for _, rdb := range rdbs {
 		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
 	}
 	holder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
@@ -919,12 +915,7 @@ func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 		}))
 		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[3]).Val() == int64(i+1) })
 	}
-	tries := func() (n []int64) {
-		for _, h := range hooks {
-			n = append(n, semBreakdown([]*semRTHook{h})["permit_acquire"])
-		}
-		return n
-	}
+	tries := triesBy(hooks, "permit_acquire")
 	releaser := holder
 	for want := range sems {
 		before := tries()
@@ -936,18 +927,7 @@ func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 		if g.i != want {
 			t.Fatalf("release %d served waiter %d; want %d (arrival order)", want, g.i, want)
 		}
-		// Well within the waiters' one-second re-check.
-		time.Sleep(200 * time.Millisecond)
-		after := tries()
-		for i := range sems {
-			wantTries := int64(0)
-			if i == want {
-				wantTries = 1
-			}
-			if d := after[i] - before[i]; d != wantTries {
-				t.Errorf("release %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
-			}
-		}
+		onlyServedTried(t, "release", want, before, tries)
 		releaser, held = sems[want], g.id
 	}
 }
@@ -960,13 +940,9 @@ func TestPermitSemaphoreAddPermitsWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "permits:added"
-	var hooks []*semRTHook
+	rdbs, hooks := hookedClients(t, srv, 3)
 	var sems []*PermitExpirableSemaphore
-	for range 3 {
-		rdb := srv.Client(t)
-		h := &semRTHook{}
-		rdb.AddHook(h)
-		hooks = append(hooks, h)
+	for _, rdb := range rdbs {
 		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
 	}
 	adder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
@@ -980,12 +956,7 @@ func TestPermitSemaphoreAddPermitsWakesOnlyTheServedWaiter(t *testing.T) {
 		}))
 		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[3]).Val() == int64(i+1) })
 	}
-	tries := func() (n []int64) {
-		for _, h := range hooks {
-			n = append(n, semBreakdown([]*semRTHook{h})["permit_acquire"])
-		}
-		return n
-	}
+	tries := triesBy(hooks, "permit_acquire")
 	for want := range sems {
 		before := tries()
 		if want == 0 {
@@ -999,17 +970,6 @@ func TestPermitSemaphoreAddPermitsWakesOnlyTheServedWaiter(t *testing.T) {
 		if g := <-order; g != want {
 			t.Fatalf("permit %d served waiter %d; want %d (arrival order)", want, g, want)
 		}
-		// Well within the waiters' one-second re-check.
-		time.Sleep(200 * time.Millisecond)
-		after := tries()
-		for i := range sems {
-			wantTries := int64(0)
-			if i == want {
-				wantTries = 1
-			}
-			if d := after[i] - before[i]; d != wantTries {
-				t.Errorf("permit %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
-			}
-		}
+		onlyServedTried(t, "permit", want, before, tries)
 	}
 }

@@ -408,13 +408,9 @@ func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "sem:served"
-	var hooks []*semRTHook
+	rdbs, hooks := hookedClients(t, srv, 3)
 	var sems []*Semaphore
-	for range 3 {
-		rdb := srv.Client(t)
-		h := &semRTHook{}
-		rdb.AddHook(h)
-		hooks = append(hooks, h)
+	for _, rdb := range rdbs {
 		sems = append(sems, newClient(t, rdb, nil).GetSemaphore(name))
 	}
 	semTrySet(t, ctx, sems[0], 0)
@@ -428,12 +424,7 @@ func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 		}))
 		eventually(t, 5*time.Second, "waiter queued", func() bool { return admin.ZCard(ctx, s.keys[1]).Val() == int64(i+1) })
 	}
-	tries := func() (n []int64) {
-		for _, h := range hooks {
-			n = append(n, semBreakdown([]*semRTHook{h})["semaphore_acquire"])
-		}
-		return n
-	}
+	tries := triesBy(hooks, "semaphore_acquire")
 	releaser := newClient(t, srv.Client(t), nil).GetSemaphore(name)
 	for want := range sems {
 		before := tries()
@@ -442,18 +433,7 @@ func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 		if got := <-order; got != want {
 			t.Fatalf("release %d served waiter %d; want %d (arrival order)", want, got, want)
 		}
-		// Well within the waiters' one-second re-check.
-		time.Sleep(200 * time.Millisecond)
-		after := tries()
-		for i := range sems {
-			wantTries := int64(0)
-			if i == want {
-				wantTries = 1
-			}
-			if d := after[i] - before[i]; d != wantTries {
-				t.Errorf("release %d: waiter %d tried %d times; want %d", want, i, d, wantTries)
-			}
-		}
+		onlyServedTried(t, "release", want, before, tries)
 	}
 }
 
@@ -1208,5 +1188,49 @@ func TestSemaphoreTrySetPermitsAtStartUp(t *testing.T) {
 	semAvail(t, ctx, s, 3)
 	if n, err := ps.AvailablePermits(ctx); n != 4 || err != nil {
 		t.Fatalf("permit semaphore available = %d, %v; want 4", n, err)
+	}
+}
+
+// hookedClients returns n go-redis clients of srv, each with a semRTHook
+// of its own.
+func hookedClients(t *testing.T, srv *redistest.Server, n int) ([]*redis.Client, []*semRTHook) {
+	t.Helper()
+	var rdbs []*redis.Client
+	var hooks []*semRTHook
+	for range n {
+		rdb := srv.Client(t)
+		h := &semRTHook{}
+		rdb.AddHook(h)
+		rdbs, hooks = append(rdbs, rdb), append(hooks, h)
+	}
+	return rdbs, hooks
+}
+
+// triesBy returns a reading of how many calls of script each hook's client
+// has made so far.
+func triesBy(hooks []*semRTHook, script string) func() []int64 {
+	return func() (n []int64) {
+		for _, h := range hooks {
+			n = append(n, semBreakdown([]*semRTHook{h})[script])
+		}
+		return n
+	}
+}
+
+// onlyServedTried fails t unless, since before, waiter want tried once and
+// every other waiter not at all; it reads tries after a pause well within
+// the waiters' one-second re-check.
+func onlyServedTried(t *testing.T, what string, want int, before []int64, tries func() []int64) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	after := tries()
+	for i := range after {
+		wantTries := int64(0)
+		if i == want {
+			wantTries = 1
+		}
+		if d := after[i] - before[i]; d != wantTries {
+			t.Errorf("%s %d: waiter %d tried %d times; want %d", what, want, i, d, wantTries)
+		}
 	}
 }
