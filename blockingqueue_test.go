@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,14 +142,61 @@ func TestBlockingQueueBadInput(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.what, err, tc.want)
 		}
 		// PollFromAny's loop on the other queue (its name has this one's
-		// as a prefix) keeps its registration until its BLMOVE ends.
-		deadline := time.Now().Add(5 * time.Second)
-		for nameState(t, rdb, name) != before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		// as a prefix) keeps its registration until its BLMOVE ends: what
+		// a call leaves is read once every dispatcher loop has ended.
+		eventually(t, 25*time.Second, tc.what+": the dispatcher loops end", func() bool { l, _ := c.queues.stats(); return l == 0 })
 		if after := nameState(t, rdb, name); after != before {
 			t.Errorf("%s: Redis changed:\n got %s\nwant %s", tc.what, after, before)
 		}
+	}
+}
+
+// retypeBeforeBlock makes the queue key a hash just before a dispatcher's
+// BLMOVE is sent, so that Redis refuses that BLMOVE after queue_take has
+// registered the loop's in-flight list.
+type retypeBeforeBlock struct {
+	admin redis.UniversalClient
+	queue string
+	done  atomic.Bool
+}
+
+func (h *retypeBeforeBlock) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *retypeBeforeBlock) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "blmove" && h.done.CompareAndSwap(false, true) {
+			h.admin.HSet(context.WithoutCancel(ctx), h.queue, "f", "v")
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *retypeBeforeBlock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestBlockingQueueRefusedBlockLeavesNoRegistration checks that a
+// dispatcher loop whose BLMOVE Redis refuses (the queue became a hash after
+// the loop registered its in-flight list) fails its taker with
+// ErrWrongType and removes its registration before it ends.
+func TestBlockingQueueRefusedBlockLeavesNoRegistration(t *testing.T) {
+	admin := sharedRedis(t)
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, admin)
+	hook := &retypeBeforeBlock{admin: admin, queue: name}
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, nil)
+	q := GetBlockingQueue[string](c, name)
+	if _, _, err := q.Poll(ctx, 5*time.Second); !errors.Is(err, ErrWrongType) {
+		t.Fatalf("Poll while the queue turns into a hash: got %v, want ErrWrongType", err)
+	}
+	if !hook.done.Load() {
+		t.Fatal("no BLMOVE was sent: the refusal was not exercised")
+	}
+	eventually(t, 25*time.Second, "the dispatcher loop ends", func() bool { l, _ := c.queues.stats(); return l == 0 })
+	if n := admin.Exists(ctx, registryKey(name)).Val(); n != 0 {
+		t.Fatalf("registry %s left behind: %s", registryKey(name), nameState(t, admin, name))
 	}
 }
 

@@ -237,8 +237,11 @@ func (s *queueService) run(key string, d *dispatcher) {
 		if err != nil {
 			if !mayHaveRun(err) {
 				// Redis refused (a key of another type): nothing moved;
-				// every waiting taker hears it.
+				// every waiting taker hears it. A BLMOVE refused after
+				// queue_take registered the list leaves that registration:
+				// settle before the loop goes on or ends.
 				s.fail(d, objectErr(d.spec.kind, d.spec.name, err))
+				dirty = true
 				continue
 			}
 			dirty = true
