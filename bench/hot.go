@@ -167,6 +167,7 @@ func runHot(ctx context.Context, s *suite) error {
 	}
 	defer stop()
 	libs := []lockLib{
+		handoffFloorLib(),
 		oursLock(false),
 		oursLock(true),
 		redislockLib("README retry: linear 100ms", 100*time.Millisecond),
@@ -212,7 +213,9 @@ func runHot(ctx context.Context, s *suite) error {
 		hands = append(hands, &table{
 			title: fmt.Sprintf("Hand-off latency, %d goroutines on %d clients (same runs)", gs[i], hotClients),
 			note: "From the holder's call to unlock to the lock call of the next holder returning, same process, " +
-				"for holders that were waiting when the unlock began.",
+				"for holders that were waiting when the unlock began. The floor is the least a pub/sub lock can do: " +
+				"the unlock's script (DEL, pop the next queued waiter, PUBLISH its id), the message, and one SET NX PX by that waiter alone " +
+				"(no token, re-entry, resend safety or lease-loss report; see handofffloor.go).",
 			primary: "hand50", higher: false, ratios: true,
 			cols: []col{
 				{key: "hand50", head: "hand-off p50 ms (min-max)", format: "%.2f", spread: true},
