@@ -158,7 +158,8 @@ func handoffFloorLib() lockLib {
 							if ctx.Err() != nil {
 								return
 							}
-							continue // go-redis re-dials; waiters re-check meanwhile
+							time.Sleep(10 * time.Millisecond) // go-redis re-dials; waiters re-check meanwhile
+							continue
 						}
 						if m, ok := msg.(*redis.Message); ok {
 							w.wake(m.Payload)
