@@ -421,6 +421,46 @@ func TestRWLockUnreachableRedisReturnsError(t *testing.T) {
 	}
 }
 
+// When a read hold leaves and the remaining hold's timeout key expires a
+// millisecond before the hash (two expiries one acquire script set with
+// separate commands, the server's clock ticking between them), the release
+// sets the hash's lease to the remaining hold's without publishing the
+// lease-change message: it is no news to a waiter.
+func TestRWReadReleaseMillisecondShorterLeaseIsNoNews(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	c := newClient(t, rdb, nil)
+	first, second := c.GetReadWriteLock(name).ReadLock(), c.GetReadWriteLock(name).ReadLock()
+	mustTryLock(t, ctx, first, 0, 20*time.Second)
+	mustTryLock(t, ctx, second, 0, 20*time.Second)
+	glob := strings.NewReplacer("[", `\[`, "]", `\]`, "*", `\*`, "?", `\?`).Replace("{"+name+"}") + ":*:rwlock_timeout:*"
+	timeouts := rdb.Keys(ctx, glob).Val()
+	if len(timeouts) != 2 {
+		t.Fatalf("read-hold timeout keys %v; want 2", timeouts)
+	}
+	// Both holds' timeouts at one instant, the hash 1 ms later.
+	at := time.Now().Add(15 * time.Second).UnixMilli()
+	for _, k := range timeouts {
+		rdb.PExpireAt(ctx, k, time.UnixMilli(at))
+	}
+	rdb.PExpireAt(ctx, name, time.UnixMilli(at+1))
+	spy := rwiSpy(t, rdb, prefixName("redisson_rwlock", name))
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	if d := rdb.PExpireTime(ctx, name).Val(); d.Milliseconds() != at && d.Milliseconds() != at-1 {
+		t.Errorf("hash expires at %d ms; want the remaining hold's %d", d.Milliseconds(), at)
+	}
+	time.Sleep(200 * time.Millisecond) // a message would have arrived
+	if m := spy(); len(m) != 0 {
+		t.Fatalf("channel heard %v; want nothing for a 1 ms shorter lease", m)
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+}
+
 // A long read hold unlocks while a short one remains, then the short one
 // expires: the writer, whose wait was bounded by the long hold's lease,
 // hears the lease-change message of the read release and takes the lock
