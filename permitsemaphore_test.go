@@ -893,11 +893,7 @@ func TestPermitSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "permits:served"
-	rdbs, hooks := hookedClients(t, srv, 3)
-	var sems []*PermitExpirableSemaphore
-	for _, rdb := range rdbs {
-		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
-	}
+	sems, hooks := hookedClients(t, srv, 3, func(c *Client) *PermitExpirableSemaphore { return c.GetPermitExpirableSemaphore(name) })
 	holder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
 	mustTrySetPermits(t, ctx, holder, 1)
 	held := mustTryAcquirePermit(t, ctx, holder, 0, 0)
@@ -940,11 +936,7 @@ func TestPermitSemaphoreAddPermitsWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "permits:added"
-	rdbs, hooks := hookedClients(t, srv, 3)
-	var sems []*PermitExpirableSemaphore
-	for _, rdb := range rdbs {
-		sems = append(sems, newClient(t, rdb, nil).GetPermitExpirableSemaphore(name))
-	}
+	sems, hooks := hookedClients(t, srv, 3, func(c *Client) *PermitExpirableSemaphore { return c.GetPermitExpirableSemaphore(name) })
 	adder := newClient(t, srv.Client(t), nil).GetPermitExpirableSemaphore(name)
 	order := make(chan int, len(sems))
 	var dones []<-chan error

@@ -235,16 +235,16 @@ func (s *queueService) run(key string, d *dispatcher) {
 		}
 		vals, err := s.fetch(d.spec, n)
 		if err != nil {
+			// Settle before the loop goes on or ends: the move may have
+			// run, and even a BLMOVE Redis refused came after queue_take
+			// registered the list.
+			dirty = true
 			if !mayHaveRun(err) {
 				// Redis refused (a key of another type): nothing moved;
-				// every waiting taker hears it. A BLMOVE refused after
-				// queue_take registered the list leaves that registration:
-				// settle before the loop goes on or ends.
+				// every waiting taker hears it.
 				s.fail(d, objectErr(d.spec.kind, d.spec.name, err))
-				dirty = true
 				continue
 			}
-			dirty = true
 			s.pause()
 			continue
 		}

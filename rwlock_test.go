@@ -434,8 +434,7 @@ func TestRWReadReleaseMillisecondShorterLeaseIsNoNews(t *testing.T) {
 	first, second := c.GetReadWriteLock(name).ReadLock(), c.GetReadWriteLock(name).ReadLock()
 	mustTryLock(t, ctx, first, 0, 20*time.Second)
 	mustTryLock(t, ctx, second, 0, 20*time.Second)
-	glob := strings.NewReplacer("[", `\[`, "]", `\]`, "*", `\*`, "?", `\?`).Replace("{"+name+"}") + ":*:rwlock_timeout:*"
-	timeouts := rdb.Keys(ctx, glob).Val()
+	timeouts := rdb.Keys(ctx, rwiGlob("{"+name+"}")+":*:rwlock_timeout:*").Val()
 	if len(timeouts) != 2 {
 		t.Fatalf("read-hold timeout keys %v; want 2", timeouts)
 	}

@@ -408,11 +408,7 @@ func TestSemaphoreReleaseWakesOnlyTheServedWaiter(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
 	const name = "sem:served"
-	rdbs, hooks := hookedClients(t, srv, 3)
-	var sems []*Semaphore
-	for _, rdb := range rdbs {
-		sems = append(sems, newClient(t, rdb, nil).GetSemaphore(name))
-	}
+	sems, hooks := hookedClients(t, srv, 3, func(c *Client) *Semaphore { return c.GetSemaphore(name) })
 	semTrySet(t, ctx, sems[0], 0)
 	order := make(chan int, len(sems))
 	var dones []<-chan error
@@ -1204,19 +1200,19 @@ func TestSemaphoreTrySetPermitsAtStartUp(t *testing.T) {
 	}
 }
 
-// hookedClients returns n go-redis clients of srv, each with a semRTHook
-// of its own.
-func hookedClients(t *testing.T, srv *redistest.Server, n int) ([]*redis.Client, []*semRTHook) {
+// hookedClients returns n objects got by get, each on a Client of its own
+// over a go-redis client of srv with a semRTHook of its own.
+func hookedClients[S any](t *testing.T, srv *redistest.Server, n int, get func(*Client) S) ([]S, []*semRTHook) {
 	t.Helper()
-	var rdbs []*redis.Client
+	var objs []S
 	var hooks []*semRTHook
 	for range n {
 		rdb := srv.Client(t)
 		h := &semRTHook{}
 		rdb.AddHook(h)
-		rdbs, hooks = append(rdbs, rdb), append(hooks, h)
+		objs, hooks = append(objs, get(newClient(t, rdb, nil))), append(hooks, h)
 	}
-	return rdbs, hooks
+	return objs, hooks
 }
 
 // triesBy returns a reading of how many calls of script each hook's client

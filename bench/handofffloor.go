@@ -81,6 +81,12 @@ func (m *floorHandoffMutex) try(ctx context.Context) (bool, error) {
 	return ok == 1, err
 }
 
+// leave takes a waiter that was not popped out of the queue.
+func (m *floorHandoffMutex) leave(ctx context.Context, id string) {
+	m.waiters.drop(id)
+	m.rdb.LRem(context.WithoutCancel(ctx), m.keys[1], 1, id)
+}
+
 func (m *floorHandoffMutex) lock(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
@@ -98,23 +104,21 @@ func (m *floorHandoffMutex) lock(ctx context.Context) error {
 			ok, err = m.try(ctx) // an unlock between the first try and the queueing woke nobody
 		}
 		if ok || err != nil {
-			m.waiters.drop(id)
-			m.rdb.LRem(context.WithoutCancel(ctx), m.keys[1], 1, id)
+			m.leave(ctx, id)
 			return err
 		}
 		t := time.NewTimer(floorRecheck)
 		select {
-		case <-ch: // popped: try once
-		case <-t.C:
-			m.rdb.LRem(context.WithoutCancel(ctx), m.keys[1], 1, id)
-		case <-ctx.Done():
+		case <-ch: // popped by an unlock: try once
 			m.waiters.drop(id)
-			m.rdb.LRem(context.WithoutCancel(ctx), m.keys[1], 1, id)
+		case <-t.C:
+			m.leave(ctx, id)
+		case <-ctx.Done():
 			t.Stop()
+			m.leave(ctx, id)
 			return ctx.Err()
 		}
 		t.Stop()
-		m.waiters.drop(id)
 		if ok, err := m.try(ctx); ok || err != nil {
 			return err
 		}
