@@ -180,20 +180,6 @@ func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int
 	return total
 }
 
-// mapCacheStats is a snapshot of the eviction counts.
-type mapCacheStats struct {
-	calls   int
-	evicted int64
-	longest time.Duration
-	biggest int
-}
-
-func (s *mapCacheService) stats() mapCacheStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return mapCacheStats{calls: s.calls, evicted: s.evicted, longest: s.longest, biggest: s.biggest}
-}
-
 // close stops the pass (cancelling a call in flight) and waits for it and
 // for the listeners' goroutines, which end with the pub/sub service: close
 // it first.

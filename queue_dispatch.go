@@ -148,20 +148,6 @@ func (s *queueService) close() {
 	s.loops.Wait()
 }
 
-// stats reports how many dispatcher loops run and how many takers they
-// hold (takers gone but not yet pruned included); for tests.
-func (s *queueService) stats() (loops, takers int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, d := range s.ds {
-		if d.running {
-			loops++
-		}
-		takers += len(d.takers)
-	}
-	return loops, takers
-}
-
 // take waits for an element of any of specs, for at most wait (< 0: until
 // ctx ends). It returns the element and its queue's name, ok false when the
 // wait ran out, or the error that ended it: ctx's, ErrClientClosed, or one

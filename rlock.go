@@ -3,6 +3,8 @@ package redisson
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -245,82 +247,6 @@ func (l *Lock) ForceUnlock(ctx context.Context) (_ bool, err error) {
 	return n == 1, nil
 }
 
-func (l *Lock) state(ctx context.Context) (lockState, error) {
-	if err := l.check(); err != nil {
-		return lockState{}, err
-	}
-	res, err := l.c.scripts.run(ctx, l.kind.state, []string{l.name}, l.view().ident().field).Int64Slice()
-	if err != nil {
-		return lockState{}, objectErr(l.kind.what, l.name, err)
-	}
-	if s, ok := l.kind.decode(res); ok {
-		return s, nil
-	}
-	return lockState{}, objectErrorf(l.kind.what, l.name, "%w: state returned %v", ErrUnexpectedReply, res)
-}
-
-// QueueLength returns how many owners wait in a fair lock's queue (0 for
-// other locks).
-func (l *Lock) QueueLength(ctx context.Context) (_ int64, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockQueueLength)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
-		return 0, err
-	}
-	if l.kind.queue == nil {
-		return 0, nil
-	}
-	l.c.trip(ctx, 1)
-	n, err := l.c.rdb.LLen(ctx, l.kind.queue(l.name)).Result()
-	if err != nil {
-		return 0, objectErr(l.kind.what, l.name, err)
-	}
-	return n, nil
-}
-
-// IsLocked reports whether any owner, in any process, holds the lock (for
-// a read-write lock's handles: holds its read side, or its write side).
-func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsLocked)
-	s, err := l.state(ctx)
-	rec.end(err, OutcomeOK)
-	return s.locked, err
-}
-
-// IsHeld reports whether this owner holds the lock.
-func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsHeld)
-	s, err := l.state(ctx)
-	rec.end(err, OutcomeOK)
-	return s.count > 0, err
-}
-
-// HoldCount returns how many holds this owner has on the lock (0 when none).
-func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockHoldCount)
-	s, err := l.state(ctx)
-	rec.end(err, OutcomeOK)
-	return s.count, err
-}
-
-// RemainingLease returns the time until the lock's lease runs out, whoever
-// holds it: 0 when the lock is free. A lock key without expiry (written by
-// something other than a lock client) returns ErrUnexpectedReply.
-func (l *Lock) RemainingLease(ctx context.Context) (_ time.Duration, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockRemainingLease)
-	defer func() { rec.end(err, OutcomeOK) }()
-	s, err := l.state(ctx)
-	switch {
-	case err != nil:
-		return 0, err
-	case !s.locked:
-		return 0, nil
-	case s.pttl < 0:
-		return 0, objectErrorf(l.kind.what, l.name, "%w: no expiry", ErrUnexpectedReply)
-	}
-	return time.Duration(s.pttl) * time.Millisecond, nil
-}
-
 // Token returns the fencing token of this owner's latest acquisition: a
 // number that grows with every acquisition of the lock by any owner (it is
 // Redisson's RFencedLock counter, redisson_lock_token:{name}). Pass it to the
@@ -397,4 +323,55 @@ func (l *Lock) contextOf(parent context.Context, h *hold) (context.Context, cont
 		}
 	}()
 	return ctx, func() { cancel(context.Canceled) }
+}
+
+// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
+// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
+// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
+// carrying the unlock message 0, and a fencing counter at
+// redisson_lock_token:{name}.
+//
+// Between goroutines a Lock behaves like a sync.Mutex: while one goroutine's
+// acquisition holds it, another goroutine's Lock waits and its TryLock
+// returns false, nil once its wait runs out, whether it uses the same handle
+// or another one, in this process or elsewhere. Unlock may come from any
+// goroutine. Re-entry is explicit: a nested acquisition re-enters (the hold
+// count grows, as in Redisson) only when its context comes from the hold,
+// through Context or Do; without it a nested call waits like any other
+// owner. Every acquisition that is not a re-entry takes an owner number of
+// its own, so Owner changes from hold to hold. A hold that is lost (Done
+// closes, Err reports ErrLeaseLost) frees the handle for the next acquisition;
+// an Unlock given the lost hold's context then reports ErrLeaseLost and
+// leaves the next hold alone. A Lock is safe for concurrent use; do not copy
+// it.
+type Lock struct {
+	c *Client
+	lockNames
+	kind     *lockKind
+	latchPre string // unlock latch key prefix
+	badName  error  // set when the name cannot work on this topology
+
+	// gate holds a token from the start of an acquisition that is not a
+	// re-entry until its hold ends (final Unlock, or loss): the goroutines
+	// sharing the handle wait for it in turn (rlock_owner.go). nil for the
+	// read side of a read-write lock, whose holds are shared.
+	gate chan struct{}
+	// Read side of a read-write lock: pair is the write side, fixedOwner
+	// marks a reader under a write hold's owner (it never changes owner).
+	pair       *Lock
+	fixedOwner bool
+
+	mu      sync.Mutex      // serializes this owner's script calls; guards what follows
+	count   int             // hold count as last reported by Redis
+	lease   leaseArg        // lease of the latest acquisition
+	hold    *hold           // current hold, nil when count == 0
+	leases  []time.Time     // kind.stackedLeases, explicit leases: each hold's deadline, latest last
+	used    bool            // the current owner has had a hold: the next one takes a new owner
+	holdSet chan struct{}   // closed when a hold starts (for gate waiters); nil when nobody waits
+	downs   map[*hold]*Lock // read side: readers under the pair's write holds, by write hold
+
+	// Read without mu, so that they never wait for a call in flight.
+	token atomic.Int64             // fencing token of the latest acquisition
+	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
+	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
 }

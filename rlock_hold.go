@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -13,57 +11,6 @@ import (
 // it, and it reads only the kinds of lockkind.go. Every method here runs
 // with l.mu held, except ident, and newIdentity while the handle is being
 // built.
-
-// Lock is a distributed reentrant lock, wire-compatible with Redisson's RLock:
-// a hash at the lock's name whose field "<client uuid>:<owner number>" holds
-// the hold count, a PEXPIRE'd lease, the channel redisson_lock__channel:{name}
-// carrying the unlock message 0, and a fencing counter at
-// redisson_lock_token:{name}.
-//
-// Between goroutines a Lock behaves like a sync.Mutex: while one goroutine's
-// acquisition holds it, another goroutine's Lock waits and its TryLock
-// returns false, nil once its wait runs out, whether it uses the same handle
-// or another one, in this process or elsewhere. Unlock may come from any
-// goroutine. Re-entry is explicit: a nested acquisition re-enters (the hold
-// count grows, as in Redisson) only when its context comes from the hold,
-// through Context or Do; without it a nested call waits like any other
-// owner. Every acquisition that is not a re-entry takes an owner number of
-// its own, so Owner changes from hold to hold. A hold that is lost (Done
-// closes, Err reports ErrLeaseLost) frees the handle for the next acquisition;
-// an Unlock given the lost hold's context then reports ErrLeaseLost and
-// leaves the next hold alone. A Lock is safe for concurrent use; do not copy
-// it.
-type Lock struct {
-	c *Client
-	lockNames
-	kind     *lockKind
-	latchPre string // unlock latch key prefix
-	badName  error  // set when the name cannot work on this topology
-
-	// gate holds a token from the start of an acquisition that is not a
-	// re-entry until its hold ends (final Unlock, or loss): the goroutines
-	// sharing the handle wait for it in turn (rlock_owner.go). nil for the
-	// read side of a read-write lock, whose holds are shared.
-	gate chan struct{}
-	// Read side of a read-write lock: pair is the write side, fixedOwner
-	// marks a reader under a write hold's owner (it never changes owner).
-	pair       *Lock
-	fixedOwner bool
-
-	mu      sync.Mutex      // serializes this owner's script calls; guards what follows
-	count   int             // hold count as last reported by Redis
-	lease   leaseArg        // lease of the latest acquisition
-	hold    *hold           // current hold, nil when count == 0
-	leases  []time.Time     // kind.stackedLeases, explicit leases: each hold's deadline, latest last
-	used    bool            // the current owner has had a hold: the next one takes a new owner
-	holdSet chan struct{}   // closed when a hold starts (for gate waiters); nil when nobody waits
-	downs   map[*hold]*Lock // read side: readers under the pair's write holds, by write hold
-
-	// Read without mu, so that they never wait for a call in flight.
-	token atomic.Int64             // fencing token of the latest acquisition
-	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
-	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
-}
 
 // leaseArg is a lease in milliseconds with its script argument, boxed once.
 type leaseArg struct {

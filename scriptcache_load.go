@@ -1,0 +1,137 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// loadKey names one script on one node: "" off Cluster, and on Cluster
+// too, where every load is sent to every master.
+type loadKey struct{ sha, node string }
+
+// loadFlight is one SCRIPT LOAD of a script: the callers that met NOSCRIPT
+// while it runs wait for it instead of loading again, and a caller whose
+// command was sent before it ended may rely on its success.
+type loadFlight struct {
+	done chan struct{}    // closed when the load has ended; the fields below are set before
+	end  time.Time        // when it ended
+	err  error            // its result; on Cluster, the first master's failure
+	errs map[string]error // on Cluster, each failed master's error, by address
+}
+
+// result is the load's result for a call served by the master at addr (""
+// when unknown or off Cluster): only the load on that node decides, so a
+// master that is down does not fail calls that do not go to it.
+func (f *loadFlight) result(addr string) error {
+	if f.errs == nil || addr == "" {
+		return f.err
+	}
+	return f.errs[addr]
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// load makes s present on the node serving keys, for a call that met
+// NOSCRIPT there with a command sent at sent. Concurrent callers share one
+// SCRIPT LOAD per script and node: the first sends it, the others wait for
+// its result (or their own context's end). A load that succeeded after sent
+// serves a caller that comes later too: by then the script is there (unless
+// flushed again since, which the caller's single retry then reports, as it
+// would after a load of its own). A load that failed for its sender's
+// context is tried again by a waiter whose context is alive. shared says
+// the load was another caller's: a caller whose retry meets NOSCRIPT again
+// after a shared load (the script flushed in between) loads it once more,
+// so that sharing never costs a call the single load of its own it had.
+//
+// On Cluster a load goes to every master: the node that answered NOSCRIPT
+// may not be the one go-redis's (possibly stale) slot map names for keys,
+// after a migration or a failover, and a node that has the script loses
+// nothing by loading it again; so one load serves the callers of every
+// node.
+func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.Time) (shared bool, _ error) {
+	k := loadKey{sha: s.sha}
+	addr := ""
+	if cc := c.topo.cluster; cc != nil && len(keys) > 0 {
+		if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
+			addr = node.Options().Addr
+		}
+	}
+	for {
+		c.mu.Lock()
+		f := c.loading[k]
+		if f != nil {
+			select {
+			case <-f.done:
+				if f.end.After(sent) && f.result(addr) == nil {
+					c.mu.Unlock()
+					return true, nil
+				}
+				f = nil // ended before this call's command, or failed: load again
+			default:
+			}
+		}
+		if f == nil {
+			f = &loadFlight{done: make(chan struct{})}
+			if c.loading == nil {
+				c.loading = make(map[loadKey]*loadFlight)
+			}
+			c.loading[k] = f
+			c.loads++
+			c.mu.Unlock()
+			errs, err := c.loadNow(ctx, s)
+			c.mu.Lock()
+			f.err, f.errs, f.end = err, errs, time.Now()
+			close(f.done)
+			c.mu.Unlock()
+			return false, f.result(addr)
+		}
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return true, ctx.Err()
+		}
+		err := f.result(addr)
+		if err == nil || ctx.Err() != nil || !isContextErr(err) {
+			return true, err
+		}
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// loadNow sends the SCRIPT LOAD of s: off Cluster, its result; on Cluster,
+// to every master in parallel, each failed master's error by address (a
+// non-nil map) and the first failure.
+func (c *scripts) loadNow(ctx context.Context, s *script) (map[string]error, error) {
+	c.trip(ctx, 1) // on Cluster, one per master, sent in parallel
+	c.emit.emit(Event{Type: EventScriptReloaded, Name: s.name})
+	cc := c.topo.cluster
+	if cc == nil {
+		return nil, c.rdb.ScriptLoad(ctx, s.src).Err()
+	}
+	var mu sync.Mutex
+	var anyErr error
+	errs := map[string]error{}
+	_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		if err := node.ScriptLoad(ctx, s.src).Err(); err != nil {
+			mu.Lock()
+			errs[node.Options().Addr] = err
+			if anyErr == nil {
+				anyErr = err
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	return errs, anyErr
+}
