@@ -225,10 +225,11 @@ var (
 )
 
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
-type leaseLostError struct{ name string }
+// It reads in the one shape: `redisson: <kind> "<name>": lease lost, ...`.
+type leaseLostError struct{ kind, name string }
 
 func (e *leaseLostError) Error() string {
-	return "redisson: lock " + e.name + ": lease lost, lock not held by this owner"
+	return "redisson: " + e.kind + " " + strconv.Quote(e.name) + ": lease lost, lock not held by this owner"
 }
 
 func (e *leaseLostError) Is(target error) bool {

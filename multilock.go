@@ -284,7 +284,7 @@ func (m *MultiLock) Unlock(ctx context.Context) (err error) {
 	mh := m.cur
 	if in := m.heldIn(ctx); in != nil && in != mh {
 		if _, err := in.ended(); err != nil && err != ErrNotHeld {
-			return fmt.Errorf("%s: %w", m.what, &leaseLostError{name: m.what})
+			return &leaseLostError{kind: m.what, name: m.lockNames()}
 		}
 		mh = nil
 	}
@@ -353,18 +353,5 @@ func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(c
 		return err
 	}
 	hctx, cancel := m.contextOf(ctx, mh)
-	defer cancel()
-	var fnErr error
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				cancel()
-				_ = m.Unlock(context.WithoutCancel(hctx))
-				panic(p)
-			}
-		}()
-		fnErr = fn(hctx)
-	}()
-	cancel()
-	return joinErrs(fnErr, m.Unlock(context.WithoutCancel(hctx)))
+	return doLocked(hctx, cancel, fn, m.Unlock)
 }

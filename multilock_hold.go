@@ -272,3 +272,13 @@ func (m *MultiLock) label() string {
 	}
 	return strings.Join(names, ",")
 }
+
+// lockNames is the MultiLock's name in its errors: its locks' names, joined
+// by commas in the order given.
+func (m *MultiLock) lockNames() string {
+	names := make([]string, len(m.locks))
+	for i, l := range m.locks {
+		names[i] = l.Name()
+	}
+	return strings.Join(names, ",")
+}

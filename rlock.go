@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,38 +119,14 @@ func (l *Lock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx co
 	actx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
 	ok, err := l.tryLock(actx, wait, lease, &h)
 	if err == nil && !ok {
-		err = objectErrorf(l.kind.what, l.name, "%w within %v", ErrNotAcquired, wait)
+		err = objectErrorf(l.kind.what, l.name, "%w of %v", ErrNotAcquired, wait)
 	}
 	rec.end(err, OutcomeAcquired)
 	if err != nil {
 		return err
 	}
 	hctx, cancel := l.contextOf(ctx, h)
-	defer cancel()
-	var fnErr error
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				cancel()
-				_ = l.Unlock(hctx)
-				panic(p)
-			}
-		}()
-		fnErr = fn(hctx)
-	}()
-	cancel()
-	return joinErrs(fnErr, l.Unlock(hctx))
-}
-
-// joinErrs returns a or b when the other is nil, both joined otherwise.
-func joinErrs(a, b error) error {
-	switch {
-	case b == nil:
-		return a
-	case a == nil:
-		return b
-	}
-	return errors.Join(a, b)
+	return doLocked(hctx, cancel, fn, l.Unlock)
 }
 
 // Unlock drops one hold of the handle's current hold (any goroutine may
@@ -221,7 +196,7 @@ func (l *Lock) Extend(ctx context.Context, lease time.Duration) (err error) {
 	case err != nil:
 		return err
 	case l.syncLost() != nil:
-		return &leaseLostError{name: l.name}
+		return &leaseLostError{kind: l.kind.what, name: l.name}
 	case h == nil:
 		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
 	}

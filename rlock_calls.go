@@ -234,7 +234,7 @@ func (l *Lock) latchKey() string {
 // unlock is Unlock with l.mu held.
 func (l *Lock) unlock(ctx context.Context) error {
 	if err := l.syncLost(); err != nil {
-		return &leaseLostError{name: l.name}
+		return &leaseLostError{kind: l.kind.what, name: l.name}
 	}
 	if l.count == 0 {
 		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
@@ -258,7 +258,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 		return objectErr(l.kind.what, l.name, err)
 	case n < 0:
 		l.endHold(ErrLeaseLost)
-		return &leaseLostError{name: l.name}
+		return &leaseLostError{kind: l.kind.what, name: l.name}
 	case n == 0:
 		l.endHold(ErrNotHeld)
 	case final:
@@ -323,7 +323,7 @@ func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
 	}
 	if res[0] != 1 {
 		l.endHold(ErrLeaseLost)
-		return &leaseLostError{name: l.name}
+		return &leaseLostError{kind: l.kind.what, name: l.name}
 	}
 	l.lease.set(ms)
 	h.watched = false

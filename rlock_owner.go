@@ -168,7 +168,7 @@ func (l *Lock) reenter(ctx context.Context, h *hold, lease time.Duration, got **
 	case !ok:
 		// Redis knows another owner: the hold is gone.
 		l.endHold(ErrLeaseLost)
-		return false, &leaseLostError{name: l.name}
+		return false, &leaseLostError{kind: l.kind.what, name: l.name}
 	}
 	if got != nil {
 		*got = l.hold
@@ -182,7 +182,7 @@ func (l *Lock) notCurrent(h *hold) error {
 	if _, err := h.ended(); err == nil || err == ErrNotHeld {
 		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
 	}
-	return &leaseLostError{name: l.name}
+	return &leaseLostError{kind: l.kind.what, name: l.name}
 }
 
 // readUnder takes a read hold under the owner of write hold wh (the write
