@@ -223,7 +223,9 @@ func (l *Lock) dropUnder(wh *hold, d *Lock) {
 
 // unlockRead is the read side's Unlock: a read hold under the write hold
 // ctx carries, else one of the handle's own read holds, else one taken
-// under a write hold.
+// under a write hold. Given the context of a read hold that is no longer
+// the handle's (lost, or released), it releases nothing: the handle's
+// newer holds are someone else's.
 func (l *Lock) unlockRead(ctx context.Context) error {
 	var wh *hold
 	var d *Lock
@@ -238,6 +240,9 @@ func (l *Lock) unlockRead(ctx context.Context) error {
 	}
 	if d == nil {
 		defer l.mu.Unlock()
+		if _, err := l.target(ctx); err != nil {
+			return err
+		}
 		return l.unlock(ctx)
 	}
 	l.mu.Unlock()

@@ -51,6 +51,15 @@ func (rw *ReadWriteLock) Name() string { return rw.name }
 // IsHeld, HoldCount, Done and Err report the handle's own read holds or,
 // when it has none, those taken under a write hold's context. Token returns 0: read holds take
 // no fencing token. IsLocked reports whether anyone holds a read lock.
+//
+// Unlock given a read hold's context (Context or Do) releases a hold of
+// that context's only: once its lease ran out it returns ErrLeaseLost (and
+// ErrNotHeld once it was released) and leaves the handle's newer read holds
+// alone. Unlock without such a context drops one of the handle's current
+// read holds, whichever goroutine took it, or reports ErrLeaseLost when the
+// handle's holds were lost and it has no newer one. Read holds that overlap
+// share one owner, as in Redisson, and so one context: an Unlock of any of
+// them drops the owner's latest one.
 func (rw *ReadWriteLock) ReadLock() *Lock { return rw.read }
 
 // WriteLock returns the write side. It has the surface of Lock, and every

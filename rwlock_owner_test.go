@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -84,5 +85,38 @@ func TestWriteLockDowngradeThroughHoldContext(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, name).Val(); n != 0 {
 		t.Fatalf("lock left: %v", rdb.HGetAll(ctx, name).Val())
+	}
+}
+
+// A read hold lost without Unlock (its lease ran out) and then a newer read
+// hold through the same handle: an Unlock given the lost hold's context
+// reports ErrLeaseLost and leaves the newer hold alone, whose own Unlock
+// then succeeds (Redisson's #2269 hazard inside one shared handle).
+func TestReadLockLostHoldUnlockLeavesNewerHold(t *testing.T) {
+	rdb := sharedRedis(t)
+	r := newClient(t, rdb, nil).GetReadWriteLock(uniqueName(t, rdb)).ReadLock()
+	ctx := testCtx(t, time.Minute)
+	mustTryLock(t, ctx, r, 0, 200*time.Millisecond)
+	lost, cancel := r.Context(ctx)
+	defer cancel()
+	<-lost.Done() // the lease ran out, here and then in Redis
+	eventually(t, 5*time.Second, "the lost read hold gone from Redis", func() bool {
+		locked, _ := r.IsLocked(ctx)
+		return !locked
+	})
+	mustTryLock(t, ctx, r, 0, 0)
+	newer, cancel2 := r.Context(ctx)
+	defer cancel2()
+	if err := r.Unlock(lost); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Unlock with the lost read hold's context = %v; want ErrLeaseLost", err)
+	}
+	if held, _ := r.IsHeld(ctx); !held {
+		t.Fatal("the newer read hold was released by the lost hold's Unlock")
+	}
+	if err := r.Unlock(newer); err != nil {
+		t.Fatalf("the newer read hold's Unlock = %v; want nil", err)
+	}
+	if locked, _ := r.IsLocked(ctx); locked {
+		t.Fatal("read lock still locked after the newer hold's Unlock")
 	}
 }
