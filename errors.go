@@ -229,7 +229,7 @@ var (
 type leaseLostError struct{ kind, name string }
 
 func (e *leaseLostError) Error() string {
-	return "redisson: " + e.kind + " " + strconv.Quote(e.name) + ": lease lost, lock not held by this owner"
+	return objectMessage(e.kind, e.name, "lease lost, lock not held by this owner")
 }
 
 func (e *leaseLostError) Is(target error) bool {
@@ -249,7 +249,12 @@ type objectError struct {
 
 func (e *objectError) Error() string {
 	// The cause's own package prefix is not repeated.
-	return "redisson: " + e.kind + " " + strconv.Quote(e.name) + ": " + strings.TrimPrefix(e.cause.Error(), "redisson: ")
+	return objectMessage(e.kind, e.name, strings.TrimPrefix(e.cause.Error(), "redisson: "))
+}
+
+// objectMessage is the one shape of an object's error text.
+func objectMessage(kind, name, cause string) string {
+	return "redisson: " + kind + " " + strconv.Quote(name) + ": " + cause
 }
 
 func (e *objectError) Unwrap() error { return e.cause }
