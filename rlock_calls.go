@@ -57,6 +57,9 @@ func (l *lockCore) acquireLocked(ctx context.Context, lease, wait time.Duration,
 			}
 		}
 	}
+	if l.kind.tellsNext {
+		msg = l.c.pubsub.publishArg(ctx)
+	}
 	start := time.Now() // the lease deadline counts from before the send
 	// The hold counts as lost a little before Redis would drop it, so that
 	// the holder hears of it before any other owner can acquire.
