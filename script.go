@@ -15,7 +15,8 @@ var luaFiles embed.FS
 // script runner's (internal/scripting), which joins its preludes.
 type script = scripting.Script
 
-// luaDir is lua/ of the embedded files.
+// luaDir is lua/ of the embedded files (fs.Sub fails only on an invalid
+// path).
 var luaDir, _ = fs.Sub(luaFiles, "lua")
 
 // mustScript returns the script lua/<name>.lua, the preludes its header
