@@ -173,14 +173,9 @@ func (p *pubsubService) yield(channel string, sent time.Time) { p.engine.Yield(c
 // waits for the loops to return.
 func (p *pubsubService) close() { p.engine.Close() }
 
-// pubsubStats is a snapshot of the service's counts.
-type pubsubStats struct {
-	channels    int // channels subscribed, lingering ones included
-	connections int // pub/sub connections open
-	rerouted    int // channels moved to another node's connection so far
-	replaced    int // connections replaced so far
-	redialed    int // plain connections dialled again by go-redis so far
-}
+// pubsubStats is a snapshot of the service's counts: pubsub.Stats, whose
+// fields say what each counts, in the root's names.
+type pubsubStats struct{ channels, connections, rerouted, replaced, redialed int }
 
 // stats returns a snapshot of the service's counts (Client.Stats).
 func (p *pubsubService) stats() pubsubStats {

@@ -250,15 +250,7 @@ func (p *Service) replace(c *psConn) {
 	}
 	p.mu.Unlock()
 	_ = c.ps.Close()
-	to, n := "", 0
-	for _, e := range moved {
-		if addr, ok := p.reroute(e, ""); ok {
-			if n == 0 {
-				to = addr
-			}
-			n++
-		}
-	}
+	to, n := p.rerouteAll(moved)
 	p.tell(Report{Kind: Replaced, Node: c.key.addr, Channels: len(moved)})
 	p.reportRerouted(to, n)
 }
@@ -325,16 +317,7 @@ func (p *Service) resubscribeUnconfirmed(c *psConn) {
 		}
 	}
 	p.mu.Unlock()
-	to, n := "", 0
-	for _, e := range late {
-		if addr, ok := p.reroute(e, ""); ok {
-			if n == 0 {
-				to = addr
-			}
-			n++
-		}
-	}
-	p.reportRerouted(to, n)
+	p.reportRerouted(p.rerouteAll(late))
 }
 
 // dispatch handles one message read from connection c.

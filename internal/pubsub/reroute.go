@@ -51,6 +51,20 @@ func (p *Service) reroute(e *channelEntry, away string) (addr string, moved bool
 	return addr, moved
 }
 
+// rerouteAll reroutes every entry of es (see reroute) and returns the node
+// the first one moved to another node is on now, and how many moved.
+func (p *Service) rerouteAll(es []*channelEntry) (to string, n int) {
+	for _, e := range es {
+		if addr, ok := p.reroute(e, ""); ok {
+			if n == 0 {
+				to = addr
+			}
+			n++
+		}
+	}
+	return to, n
+}
+
 // reportRerouted reports channels moved to another node (to, the first one's).
 func (p *Service) reportRerouted(to string, n int) {
 	if n > 0 {
