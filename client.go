@@ -71,8 +71,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		s.pipe = newAutoPipe(rdb, autoPipeLanes)
 	}
 	id := uuid.NewString()
-	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
-	ps.emit = em
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em)
 	wd := newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout)
 	wd.emit = em
 	jn := newJanitor(rdb, topo, time.Second)

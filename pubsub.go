@@ -38,11 +38,12 @@ const (
 type pubsubService struct {
 	engine  *pubsub.Service
 	closing <-chan struct{} // closed when the client closes
-	emit    *emitter        // set by New before first use
+	emit    *emitter        // reports the engine's connection events
 }
 
-func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
-	p := &pubsubService{}
+// newPubSub builds the service of client id over rdb: it does no I/O.
+func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter) *pubsubService {
+	p := &pubsubService{emit: em}
 	presence := ""
 	if topo.single {
 		presence = "redisson_go_presence:" + id
