@@ -35,8 +35,9 @@ type channelEntry struct {
 }
 
 // Subscription is one local waiter's or listener's share of a channel
-// subscription. Its methods are safe for concurrent use, except that only
-// one goroutine at a time may wait on it.
+// subscription. Its methods are safe for concurrent use, except Wait,
+// WaitEither and Age, which one goroutine at a time may call: the time of
+// the first wait is theirs.
 type Subscription struct {
 	p     *Service
 	e     *channelEntry
