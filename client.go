@@ -66,8 +66,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := newScripts(rdb, topo, em, o)
 	id := uuid.NewString()
-	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
-	ps.emit = em
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em)
 	wd := newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout)
 	wd.emit = em
 	jn := newJanitor(rdb, topo, time.Second)

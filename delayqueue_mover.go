@@ -137,7 +137,7 @@ func (r *delayRun) loop() {
 		return // the client is closing
 	}
 	defer sub.close()
-	ready := sub.e.ready
+	ready := sub.confirmed()
 
 	t := mover{run: r, timer: time.NewTimer(time.Hour)}
 	t.timer.Stop()

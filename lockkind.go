@@ -147,7 +147,7 @@ func (c *Client) tokenTTLArg() any {
 }
 
 // lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
-// clients, see pubsubService); the read-unlock message 1 (read-write locks)
+// clients, see internal/pubsub); the read-unlock message 1 (read-write locks)
 // wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
 // new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
 // waited n-3 milliseconds. Negative numbers are ours too (ignored by
