@@ -91,6 +91,8 @@ func TestTypesInFilesNamedAfterThem(t *testing.T) {
 		"Client":            "client.go",
 		"Lock":              "rlock.go",
 		"hold":              "hold.go",
+		"renewal":           "hold.go",
+		"lazyLoop":          "lazyloop.go",
 		"watchdog":          "watchdog.go",
 		"scripts":           "scriptcache.go",
 		"script":            "script.go",

@@ -14,21 +14,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// quietMapCaches replaces c's eviction pass with one that visits every
-// interval (an hour: never, within a test), so that a test sees entries
-// that expired but were not deleted yet.
-func quietMapCaches(c *Client, interval time.Duration) {
-	c.mapCaches.close()
-	c.mapCaches = newMapCacheService(c.scripts, c.pubsub, interval, mapCacheEvictBatch)
-}
-
 // mapCacheClient returns a client on rdb whose eviction pass runs every
-// interval.
+// interval (an hour: never, within a test, so that a test sees entries
+// that expired but were not deleted yet).
 func mapCacheClient(t testing.TB, rdb redis.UniversalClient, interval time.Duration) *Client {
 	t.Helper()
-	c := newClient(t, rdb, nil)
-	quietMapCaches(c, interval)
-	return c
+	tune := defaultTuning
+	tune.mapCacheEvery = interval
+	return newTunedClient(t, rdb, nil, tune)
 }
 
 // mapCacheName returns a unique MapCache name whose keys are deleted when
