@@ -10,8 +10,9 @@ import (
 
 // watchdog keeps watchdog leases alive: one goroutine per client renews every
 // registered hold each third of the watchdog timeout, in batched script calls
-// (at most batch locks each, grouped by hash slot) sent in one pipeline. A
-// hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
+// (at most batch locks each, grouped by renewal script and hash slot) sent in
+// one pipeline. It knows no lock kind: each hold carries its renewal spec
+// (hold.go), which names the scripts and the hold in events. A hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
 // not been confirmed by its lease deadline (measured from before the last
 // successful renewal was sent, less lossMargin), even while a renewal is
 // still in flight.
