@@ -16,8 +16,8 @@ import (
 // Client.Close stops each service's lazyLoop, then waits for it. A lazyLoop
 // is safe for concurrent use; newLazyLoop makes one.
 type lazyLoop struct {
-	// ctx is the stop signal, cancelled by stop. Goroutines are given it;
-	// the service reads it only to hand it to work done for them.
+	// ctx is the stop signal, cancelled by stop: every goroutine is given
+	// it, and done exposes it to callers that wait beside them.
 	ctx    context.Context
 	cancel context.CancelFunc
 
