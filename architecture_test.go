@@ -92,6 +92,8 @@ func TestTypesInFilesNamedAfterThem(t *testing.T) {
 		"Lock":              "rlock.go",
 		"lockCore":          "lockcore.go",
 		"hold":              "hold.go",
+		"renewal":           "hold.go",
+		"lazyLoop":          "lazyloop.go",
 		"watchdog":          "watchdog.go",
 		"scripts":           "scriptcache.go",
 		"script":            "script.go",

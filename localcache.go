@@ -158,7 +158,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 	if n == nil {
 		n = newNear[K, V](lc.opts)
 		done := make(chan struct{})
-		if !lc.m.c.goOwned(func() { lc.run(n, done) }) {
+		if !lc.m.c.handles.spawn(func(context.Context) { lc.run(n, done) }) {
 			n.cache.stop()
 			return nil, ErrClientClosed
 		}

@@ -10,8 +10,9 @@ import (
 // The Lock's state and the bookkeeping of its hold, at the bottom of the
 // lock files: rlock_calls.go (its calls to Redis), rlock_owner.go (the gate
 // between goroutines and re-entry) and rlock.go (the public API) build on
-// it, and it reads only the kinds of lockkind.go and the hold of hold.go.
-// Every method here runs with l.mu held, except ident, and init and
+// it, and it reads only the kinds of lockkind.go and the hold of hold.go (a
+// hold it starts carries its kind's renewal spec, so the watchdog reads no
+// kind). Every method here runs with l.mu held, except ident, and init and
 // newIdentity while the handle is being built.
 
 // lockCore is what every Lock handle is underneath: its identity, the gate
@@ -138,12 +139,13 @@ func (l *lockCore) endAt(h *hold, deadline time.Time) {
 }
 
 // newHold starts a hold of l's current owner, with what the watchdog needs
-// to renew it.
+// to renew it: the kind's renewal spec, the owner's renewal arguments and,
+// for a kind that drops stale fields, the publish command.
 func (l *lockCore) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
-	h.kind = l.kind
-	if l.kind.drop != nil {
+	h.renewal = l.kind.holdRenewal()
+	if h.renewal.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,7 @@ type lockKind struct {
 	force     *script
 	forceArgs func(pub any) []any // ARGV of force, given the publish command
 	state     *script
-	renew     *script // watchdog batch renewal; per hold: key + renewArgs(hold)
+	renew     *script // batch renewal (the watchdog's, via holdRenewal) and Extend; per hold: key + renewArgs
 	drop      *script // removes a stale field after a late renewal; nil: leave it to expire
 	announce  bool    // a waiter's acquisition is announced on the channel
 
@@ -53,6 +54,18 @@ type lockKind struct {
 	// full release's latch is named by the owner and the hold's number
 	// rather than by the latest token.
 	untokened bool
+
+	renewalOnce sync.Once
+	renewalSpec *renewal // see holdRenewal
+}
+
+// holdRenewal returns the renewal spec the kind's holds give the watchdog,
+// built once from what, suffix, renew and drop.
+func (k *lockKind) holdRenewal() *renewal {
+	k.renewalOnce.Do(func() {
+		k.renewalSpec = &renewal{what: k.what, suffix: k.suffix, script: k.renew, drop: k.drop}
+	})
+	return k.renewalSpec
 }
 
 // lockNames are the keys of one lock, whoever owns it.
