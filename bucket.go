@@ -3,7 +3,6 @@ package redisson
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -26,11 +25,7 @@ const bucketKind = "bucket"
 // A Bucket is safe for concurrent use and holds no state of its own; it may
 // be copied.
 type Bucket[T any] struct {
-	c       *Client
-	name    string
-	object  string // `bucket "name"`, for errors
-	codec   Codec
-	badName error
+	base
 }
 
 // GetBucket returns the bucket called name, holding values of type T. It
@@ -41,13 +36,7 @@ type Bucket[T any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
-	return &Bucket[T]{
-		c:       c,
-		name:    name,
-		object:  fmt.Sprintf("%s %q", bucketKind, name),
-		codec:   c.objectCodec(opts),
-		badName: c.nameError(bucketKind, name),
-	}
+	return &Bucket[T]{newBase(c, bucketKind, name, c.objectCodec(opts))}
 }
 
 // Name returns the bucket's name, its Redis key.
@@ -55,11 +44,6 @@ func (b *Bucket[T]) Name() string { return b.name }
 
 // Codec returns the codec the bucket encodes its values with.
 func (b *Bucket[T]) Codec() Codec { return b.codec }
-
-func (b *Bucket[T]) check() error { return b.c.checkObject(b.name, b.badName) }
-
-// wrap names the bucket in a Redis error; WRONGTYPE matches ErrWrongType.
-func (b *Bucket[T]) wrap(err error) error { return objectErr(bucketKind, b.name, err) }
 
 // decode turns a reply (a bulk string or nil) into (value, present).
 func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
@@ -86,9 +70,9 @@ func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
 // decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // or a Redis error otherwise.
 func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGet)
+	ctx, rec, err := b.open(ctx, opBucketGet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -102,7 +86,7 @@ func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
 // when v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (b *Bucket[T]) Set(ctx context.Context, v T) (err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	ctx, rec := b.begin(ctx, opBucketSet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = b.set(ctx, v, "set", false, 0)
 	return err
@@ -111,7 +95,7 @@ func (b *Bucket[T]) Set(ctx context.Context, v T) (err error) {
 // SetWithTTL stores v to expire after ttl (rounded up to a millisecond). It
 // returns ErrNegativeDuration for ttl <= 0; otherwise the errors of Set.
 func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) (err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	ctx, rec := b.begin(ctx, opBucketSet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = b.set(ctx, v, "set", true, ttl)
 	return err
@@ -121,7 +105,7 @@ func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) (err
 // reports whether it did (Redisson's setIfAbsent, formerly trySet). It
 // returns the errors of Set.
 func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	ctx, rec := b.begin(ctx, opBucketSetIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", false, 0)
 }
@@ -129,7 +113,7 @@ func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (_ bool, err error) {
 // SetIfAbsentWithTTL is SetIfAbsent with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
 func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	ctx, rec := b.begin(ctx, opBucketSetIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", true, ttl)
 }
@@ -138,7 +122,7 @@ func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Durati
 // it did. Like Redisson's setIfExists (SET XX), the new value has no expiry.
 // It returns the errors of Set.
 func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	ctx, rec := b.begin(ctx, opBucketSetIfExists)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", false, 0)
 }
@@ -146,7 +130,7 @@ func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (_ bool, err error) {
 // SetIfExistsWithTTL is SetIfExists with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
 func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	ctx, rec := b.begin(ctx, opBucketSetIfExists)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", true, ttl)
 }
@@ -156,9 +140,9 @@ func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Durati
 // previous bytes do not decode into T, v is stored all the same and the error
 // matches ErrCodec. It returns the errors of Set.
 func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndSet)
+	ctx, rec, err := b.open(ctx, opBucketGetAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -208,9 +192,9 @@ func ceilMillis(d time.Duration) int64 {
 // It returns ErrEmptyName, ErrInvalidName, ErrWrongType (leaving the key),
 // ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndDelete)
+	ctx, rec, err := b.open(ctx, opBucketGetAndDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -227,9 +211,9 @@ func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
 // field, whose key order msgpack does not fix) do not match. It returns the
 // errors of Set.
 func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketCompareAndSet)
+	ctx, rec, err := b.open(ctx, opBucketCompareAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	e, err := encodeNonNil(b.codec, b.object, expect)
@@ -248,9 +232,9 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool
 // it exists without expiry, or 0 and false when it does not exist. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) TTL(ctx context.Context) (_ time.Duration, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketTTL)
+	ctx, rec, err := b.open(ctx, opBucketTTL)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return 0, false, err
 	}
 	return keyTTL(ctx, b.c.rdb, bucketKind, b.name)
@@ -277,9 +261,9 @@ func keyTTL(ctx context.Context, rdb redis.UniversalClient, kind, key string) (t
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketDelete)
+	ctx, rec, err := b.open(ctx, opBucketDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b.c.trip(ctx, 1)

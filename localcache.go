@@ -90,16 +90,12 @@ type LocalCachedMap[K comparable, V any] struct {
 // empty name makes every method return ErrEmptyName, options out of range
 // ErrInvalidOption.
 func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCacheOptions, opts ...ObjectOption) *LocalCachedMap[K, V] {
-	m := &Map[K, V]{
-		c:      c,
-		kind:   mapKind, // its errors and operations name a map, as before Map had a kind
-		opKind: mapKind,
-		name:   name,
-		object: fmt.Sprintf("%s %q", localCacheKind, name),
-		codec:  c.objectCodec(opts),
-		badName: c.nameError(localCacheKind, name,
-			suffixName(name, "topic"), prefixName("redisson__cache_updates_log", name)),
-	}
+	// Its errors and operations name a map, as before Map had a kind; its
+	// codec errors and bad names the local cached map.
+	b := newBase(c, localCacheKind, name, c.objectCodec(opts),
+		suffixName(name, "topic"), prefixName("redisson__cache_updates_log", name))
+	b.kind, b.opKind = mapKind, mapKind
+	m := &Map[K, V]{b}
 	lc := &LocalCachedMap[K, V]{
 		m:      m,
 		opts:   o,
