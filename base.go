@@ -8,9 +8,10 @@ import (
 // base is what every object shares: its identity (the client, its kind
 // and name), the checks every call makes before it sends anything, the
 // shape of its errors, its codec, and the opening of an observed call.
-// Each object type embeds it; an object whose errors or checks differ (a
-// semaphore's negative count, a limiter's integer keys) keeps its own
-// method beside the embedded one.
+// Each object type embeds it; an object whose checks or errors differ (a
+// semaphore's permit count, an integer key's replies) keeps its own method
+// beside the embedded one. It holds no pointer back to the object, and
+// nothing in it changes after the object's constructor.
 type base struct {
 	c       *Client
 	kind    string // as errors name it: "bucket", "sorted set", "map cache"
@@ -46,8 +47,8 @@ func (o *base) begin(ctx context.Context, op string) (context.Context, *opRecord
 }
 
 // open is the opening of a call: it begins observing op and checks the
-// object. The caller defers rec.end with its result and returns err when it
-// is not nil, so that the Observer sees a refused call end with its error:
+// object. err is assigned to the call's named result, which the deferred
+// end reads, so that the Observer sees a refused call end with its error:
 //
 //	ctx, rec, err := o.open(ctx, op)
 //	defer func() { rec.end(err, OutcomeOK) }()
@@ -59,9 +60,9 @@ func (o *base) open(ctx context.Context, op string) (context.Context, *opRecord,
 	return ctx, rec, o.check()
 }
 
-// reject reports op refused before it began observing (bad input, a closed
-// client): for calls made of several observed operations, such as an
-// iterator's pages.
+// reject reports op refused (bad input, a closed client) by a call that
+// begins observing only once its input is checked: Lock.Do, an iterator's
+// pages.
 func (o *base) reject(ctx context.Context, op string, err error) {
 	o.c.reject(ctx, o.opKind, o.name, op, err)
 }

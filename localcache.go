@@ -122,9 +122,10 @@ func (lc *LocalCachedMap[K, V]) wrap(err error) error {
 	return objectErr(localCacheKind, lc.m.name, err)
 }
 
-// begin is every call's precondition; it returns the local cache, starting
-// the handle (cache, goroutine, subscription) on first use.
-func (lc *LocalCachedMap[K, V]) begin(ctx context.Context) (*near[K, V], error) {
+// ready is every call's precondition (the map's check, then the handle's
+// own); it returns the local cache, starting the handle (cache, goroutine,
+// subscription) on first use.
+func (lc *LocalCachedMap[K, V]) ready(ctx context.Context) (*near[K, V], error) {
 	if err := lc.m.check(); err != nil {
 		return nil, err
 	}
@@ -244,7 +245,7 @@ func comparableKey[K any](key K) bool { return reflect.ValueOf(&key).Elem().Comp
 // errors of Map.Get, ErrInvalidOption and ErrHandleClosed.
 func (lc *LocalCachedMap[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 	var zero V
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return zero, false, err
 	}
@@ -281,7 +282,7 @@ func (lc *LocalCachedMap[K, V]) Get(ctx context.Context, key K) (V, bool, error)
 // from the local cache and the others with one HMGET (caching them). No
 // keys is no call and an empty map. It returns the errors of Get.
 func (lc *LocalCachedMap[K, V]) GetAll(ctx context.Context, keys ...K) (map[K]V, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +336,7 @@ func (lc *LocalCachedMap[K, V]) GetAll(ctx context.Context, keys ...K) (map[K]V,
 // ContainsKey reports whether key is present: true at once when the local
 // cache holds it, otherwise one HEXISTS. It returns the errors of Get.
 func (lc *LocalCachedMap[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -357,7 +358,7 @@ func (lc *LocalCachedMap[K, V]) ContainsKey(ctx context.Context, key K) (bool, e
 // ErrInvalidName, ErrInvalidOption, ErrWrongType, ErrClientClosed,
 // ErrHandleClosed, or a Redis error.
 func (lc *LocalCachedMap[K, V]) Size(ctx context.Context) (int64, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -372,7 +373,7 @@ func (lc *LocalCachedMap[K, V]) Size(ctx context.Context) (int64, error) {
 // without caching them; with StoreLocalCacheOnly, the local cache's. It
 // returns the errors of Map.ReadAll, ErrInvalidOption and ErrHandleClosed.
 func (lc *LocalCachedMap[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -127,17 +127,16 @@ func latest(deadlines []time.Time) time.Time {
 // newLock returns a handle of the given kind; owner "" takes a new owner.
 func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
 	l := &Lock{
-		c: c,
+		base: newBase(c, kind.what, name, nil, channel),
 		lockNames: lockNames{
-			name:     name,
+			key:      name,
 			channel:  channel,
 			tokenKey: prefixName("redisson_lock_token", name),
 		},
 		kind:     kind,
 		latchPre: prefixName("redisson_unlock_latch", name) + ":",
 	}
-	l.base = newBaseKeys(name, l.tokenKey, channel)
-	l.badName = c.nameError(kind.what, name, l.channel)
+	l.keys = newBaseKeys(name, l.tokenKey, channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)
 	}
