@@ -2,7 +2,10 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // base is what every object shares: its identity (the client, its kind
@@ -78,3 +81,34 @@ func (o *base) errorf(format string, args ...any) error {
 // encode encodes one value with the object's codec; nil pointers are
 // ErrNilValue, as Redisson stores no nulls.
 func (o *base) encode(v any) ([]byte, error) { return encodeNonNil(o.codec, o.object, v) }
+
+// decodeOne turns a bulk-string reply (or redis.Nil) into (value, present),
+// decoded with o's codec.
+func decodeOne[T any](o *base, s string, err error) (T, bool, error) {
+	var zero T
+	if errors.Is(err, redis.Nil) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, o.wrap(err)
+	}
+	v, err := decodeValue[T](o.codec, o.object, []byte(s))
+	if err != nil {
+		return zero, false, err
+	}
+	return v, true, nil
+}
+
+// decodeReply is decodeOne for a reply of any type (a script's): nil is
+// absent, a bulk string is decoded, anything else is ErrUnexpectedReply.
+func decodeReply[T any](o *base, v any, err error) (T, bool, error) {
+	if err == nil && v == nil {
+		err = redis.Nil
+	}
+	s, ok := v.(string)
+	if !ok && err == nil {
+		var zero T
+		return zero, false, o.errorf("%w: reply %T", ErrUnexpectedReply, v)
+	}
+	return decodeOne[T](o, s, err)
+}

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 	"time"
@@ -46,24 +45,7 @@ func (b *Bucket[T]) Name() string { return b.name }
 func (b *Bucket[T]) Codec() Codec { return b.codec }
 
 // decode turns a reply (a bulk string or nil) into (value, present).
-func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, b.wrap(err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return zero, false, objectErrorf(bucketKind, b.name, "%w: reply %T", ErrUnexpectedReply, v)
-	}
-	val, err := decodeValue[T](b.codec, b.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return val, true, nil
-}
+func (b *Bucket[T]) decode(v any, err error) (T, bool, error) { return decodeReply[T](&b.base, v, err) }
 
 // Get returns the bucket's value and true, or the zero value and false when
 // the bucket does not exist. It returns ErrCodec when the stored bytes do not

@@ -2,12 +2,9 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // What List, Set and SortedSet share beyond the object base (base.go):
@@ -63,22 +60,6 @@ func decodeAll[T any](o *collection, ss []string) ([]T, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-// decodeOne turns a bulk-string reply (or nil) into (element, present).
-func decodeOne[T any](o *collection, s string, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, o.wrap(err)
-	}
-	v, err := decodeValue[T](o.codec, o.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return v, true, nil
 }
 
 // scriptErr maps the refusals of the collections' scripts to their

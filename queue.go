@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	"github.com/redis/go-redis/v9"
@@ -57,18 +56,7 @@ func (q *Queue[T]) Codec() Codec { return q.codec }
 
 // element turns a reply (a bulk string, or redis.Nil) into (value, present).
 func (q *Queue[T]) element(s string, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, q.wrap(err)
-	}
-	v, err := decodeValue[T](q.codec, q.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return v, true, nil
+	return decodeOne[T](&q.base, s, err)
 }
 
 // push runs LPUSH (head) or RPUSH (tail) of one encoded element.

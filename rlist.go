@@ -129,7 +129,7 @@ func (l *List[T]) Get(ctx context.Context, index int64) (_ T, err error) {
 	}
 	l.o.c.trip(ctx, 1)
 	s, err := l.o.c.rdb.LIndex(ctx, l.o.name, index).Result()
-	v, ok, err := decodeOne[T](&l.o, s, err)
+	v, ok, err := decodeOne[T](&l.o.base, s, err)
 	if err == nil && !ok {
 		return zero, l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
 	}

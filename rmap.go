@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 const mapKind = "map"
@@ -67,24 +65,7 @@ func (m *Map[K, V]) encodeKey(key K) ([]byte, error) {
 }
 
 // value turns a reply (a bulk string or nil) into (value, present).
-func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
-	var zero V
-	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, m.wrap(err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return zero, false, objectErrorf(m.kind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
-	}
-	val, err := decodeValue[V](m.codec, m.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return val, true, nil
-}
+func (m *Map[K, V]) value(v any, err error) (V, bool, error) { return decodeReply[V](&m.base, v, err) }
 
 // Get returns the value at key and true, or the zero value and false when
 // key is absent. It returns ErrNilValue for a nil pointer key, ErrCodec when

@@ -162,7 +162,7 @@ func (s *Set[T]) RandomMember(ctx context.Context) (_ T, _ bool, err error) {
 	}
 	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SRandMember(ctx, s.o.name).Result()
-	return decodeOne[T](&s.o, v, err)
+	return decodeOne[T](&s.o.base, v, err)
 }
 
 // RandomMembers returns up to n distinct random members, leaving them in
@@ -186,7 +186,7 @@ func (s *Set[T]) Pop(ctx context.Context) (_ T, _ bool, err error) {
 	}
 	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SPop(ctx, s.o.name).Result()
-	return decodeOne[T](&s.o, v, err)
+	return decodeOne[T](&s.o.base, v, err)
 }
 
 // PopN removes up to n random members and returns them (one SPOP n,
