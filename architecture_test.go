@@ -89,6 +89,7 @@ func TestNoLibraryFileTooLong(t *testing.T) {
 func TestTypesInFilesNamedAfterThem(t *testing.T) {
 	want := map[string]string{
 		"Client":            "client.go",
+		"base":              "base.go",
 		"Lock":              "rlock.go",
 		"lockCore":          "lockcore.go",
 		"hold":              "hold.go",

@@ -20,11 +20,10 @@ import (
 // machinery (this file, rlock_calls.go, rlock_owner.go) works on it; the
 // public API (rlock.go) embeds it, so the machinery never reaches back up.
 type lockCore struct {
-	c *Client
-	lockNames
-	kind     *lockKind
-	latchPre string // unlock latch key prefix
-	badName  error  // set when the name cannot work on this topology
+	base      // kind: kind.what
+	lockNames // the keys
+	kind      *lockKind
+	latchPre  string // unlock latch key prefix
 
 	// gate holds a token from the start of an acquisition that is not a
 	// re-entry until its hold ends (final Unlock, or loss): the goroutines
@@ -166,16 +165,15 @@ func latest(deadlines []time.Time) time.Time {
 
 // init makes l a handle of the given kind; owner "" takes a new owner.
 func (l *lockCore) init(c *Client, kind *lockKind, name, channel, owner string) {
-	l.c = c
+	l.base = newBase(c, kind.what, name, nil, channel)
 	l.lockNames = lockNames{
-		name:     name,
+		key:      name,
 		channel:  channel,
 		tokenKey: prefixName("redisson_lock_token", name),
 	}
 	l.kind = kind
 	l.latchPre = prefixName("redisson_unlock_latch", name) + ":"
-	l.base = newBaseKeys(name, l.tokenKey, channel)
-	l.badName = c.nameError(kind.what, name, l.channel)
+	l.keys = newBaseKeys(name, l.tokenKey, channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)
 	}

@@ -70,12 +70,12 @@ func (k *lockKind) holdRenewal() *renewal {
 
 // lockNames are the keys of one lock, whoever owns it.
 type lockNames struct {
-	name     string
+	key      string // the lock's hash: its name
 	channel  string // unlock channel
 	tokenKey string // fencing counter
-	// base is the KEYS of the plain and write kinds' calls, built once
+	// keys is the KEYS of the plain and write kinds' calls, built once
 	// per handle and shared by its identities of those kinds.
-	base *baseKeys
+	keys *baseKeys
 }
 
 // baseKeys are the KEYS of baseIdentity's calls, with their boxed forms
@@ -134,10 +134,10 @@ func baseIdentity(n lockNames, owner, field string) *identity {
 		owner:      owner,
 		field:      field,
 		fieldArg:   field,
-		acqKeys:    n.base.acq,
-		acqKeysArg: n.base.acqArg,
-		relKeys:    n.base.rel,
-		relKeysArg: n.base.relArg,
+		acqKeys:    n.keys.acq,
+		acqKeysArg: n.keys.acqArg,
+		relKeys:    n.keys.rel,
+		relKeysArg: n.keys.relArg,
 		wait:       waitSpec{channel: n.channel, policy: lockWakePolicy},
 	}
 }
@@ -265,9 +265,9 @@ var (
 // needs the owner's write field (a writer may take the read lock).
 func readIdentity(_ *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	timeouts := suffixName(n.name, owner+":rwlock_timeout")
-	id.acqKeys = []string{n.name, timeouts, n.channel}
-	id.relKeys = []string{n.name, n.channel, "", timeouts, rwKeyPrefix(n.name)}
+	timeouts := suffixName(n.key, owner+":rwlock_timeout")
+	id.acqKeys = []string{n.key, timeouts, n.channel}
+	id.relKeys = []string{n.key, n.channel, "", timeouts, rwKeyPrefix(n.key)}
 	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{owner + ":write"}
 	id.renewExtra = []any{timeouts}

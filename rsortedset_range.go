@@ -11,9 +11,9 @@ import (
 // it removed; as in Redis a negative rank counts from the highest (-1). It
 // returns the errors of Size.
 func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64) (_ int64, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRemoveRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRemoveRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -52,9 +52,9 @@ func (z *SortedSet[T]) PollLast(ctx context.Context, n int64) ([]ScoredEntry[T],
 }
 
 func (z *SortedSet[T]) poll(ctx context.Context, n int64, cmd func(context.Context, string, ...int64) *redis.ZSliceCmd) (_ []ScoredEntry[T], err error) {
-	ctx, rec := z.o.begin(ctx, opZSetPoll)
+	ctx, rec, err := z.o.open(ctx, opZSetPoll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if err := z.o.checkCount(n); err != nil || n == 0 {
@@ -94,9 +94,9 @@ func (z *SortedSet[T]) values(ss []string, err error) ([]T, error) {
 // member. It returns ErrCodec when a member does not decode, and the errors
 // of Size.
 func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -107,9 +107,9 @@ func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) (_ []
 // returning the members highest first (one ZREVRANGE, Redisson's
 // valueRangeReversed).
 func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -119,9 +119,9 @@ func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) (_
 // EntryRangeByRank is RangeByRank with the scores (one ZRANGE WITHSCORES,
 // Redisson's entryRange).
 func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -131,9 +131,9 @@ func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) 
 // EntryRevRangeByRank is RevRangeByRank with the scores (one ZREVRANGE
 // WITHSCORES, Redisson's entryRangeReversed).
 func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	z.o.c.trip(ctx, 1)
