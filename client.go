@@ -1,6 +1,7 @@
 package redisson
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -195,4 +196,92 @@ func (c *Client) objectCodec(opts []ObjectOption) Codec {
 		return c.opts.Codec
 	}
 	return o.codec
+}
+
+// begin starts observing a public operation: with an Observer it returns
+// the context the operation must run under (carrying the record) and the
+// record; without one, ctx and nil, and does nothing else.
+func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
+	if c.observed {
+		return c.beginObserved(ctx, kind, name, op)
+	}
+	return ctx, nil
+}
+
+func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
+	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
+	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
+	ctx = context.WithValue(ctx, opKey{}, r)
+	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
+		ctx = octx
+	}
+	r.ctx = ctx
+	return ctx, r
+}
+
+// trip counts n Redis round trips made for the operation ctx belongs to,
+// when the client is observed.
+func (c *Client) trip(ctx context.Context, n int) {
+	if c.observed {
+		countTrips(ctx, n)
+	}
+}
+
+// blockStart marks the caller as blocked, waiting for another holder (see
+// Stats.Waiters), and returns when the block began when observed (zero
+// otherwise). blockEnd ends it.
+func (c *Client) blockStart() time.Time {
+	c.waiters.Add(1)
+	if !c.observed {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// blockEnd ends a block begun at start, adding its time to the operation's
+// Wait.
+func (c *Client) blockEnd(ctx context.Context, start time.Time) {
+	c.waiters.Add(-1)
+	if start.IsZero() {
+		return
+	}
+	if r := recordOf(ctx); r != nil {
+		r.wait.Add(int64(time.Since(start)))
+	}
+}
+
+// Stats returns a snapshot of the client's background state. It does no
+// I/O.
+func (c *Client) Stats() Stats {
+	ps := c.pubsub.stats()
+	live, pass, calls := c.watchdog.snapshot()
+	return Stats{
+		LeasesHeld:      live,
+		Waiters:         int(c.waiters.Load()),
+		Channels:        ps.channels,
+		PubSubConns:     ps.connections,
+		PubSubReplaced:  uint64(ps.replaced + ps.redialed),
+		PubSubRerouted:  uint64(ps.rerouted),
+		LastRenewalPass: pass,
+		LastRenewalSize: calls,
+	}
+}
+
+// reject reports an operation refused before it began (bad input, a closed
+// client) by a method that begins observing only once its input is checked.
+func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
+	if !c.observed {
+		return
+	}
+	_, rec := c.beginObserved(ctx, kind, name, op)
+	rec.end(err, OutcomeOK)
+}
+
+// tokenTTLArg is the fencing counter's idle lifetime in ms, for the acquire
+// scripts ("0": no expiry; see prelude_fencing.lua).
+func (c *Client) tokenTTLArg() any {
+	if c.opts.TokenNeverExpires {
+		return "0"
+	}
+	return strconv.FormatInt(max(c.opts.TokenIdleTTL.Milliseconds(), 1), 10)
 }

@@ -150,13 +150,6 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 
 const msgpackNil = 0xc0
 
-var (
-	msgpackCustomDecoder = reflect.TypeFor[msgpack.CustomDecoder]()
-	msgpackUnmarshaler   = reflect.TypeFor[msgpack.Unmarshaler]()
-	binaryUnmarshaler    = reflect.TypeFor[encoding.BinaryUnmarshaler]()
-	textUnmarshaler      = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
 // plainInteger returns the integer p points to when it is of an integer
 // kind the msgpack package decodes itself (no custom decoding method).
 func plainInteger(p any) (reflect.Value, bool) {

@@ -59,6 +59,10 @@ var (
 	textMarshaler        = reflect.TypeFor[encoding.TextMarshaler]()
 	jsonMarshaler        = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarshaler      = reflect.TypeFor[json.Unmarshaler]()
+	msgpackCustomDecoder = reflect.TypeFor[msgpack.CustomDecoder]()
+	msgpackUnmarshaler   = reflect.TypeFor[msgpack.Unmarshaler]()
+	binaryUnmarshaler    = reflect.TypeFor[encoding.BinaryUnmarshaler]()
+	textUnmarshaler      = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 // implementsAny reports whether t or *t implements one of ifaces.

@@ -9,8 +9,6 @@ import (
 	"time"
 )
 
-const delayQueueKind = "delayed queue"
-
 // DelayedQueue schedules values of type T into a destination queue after a
 // delay: Redisson's RDelayedQueue. The destination is a Redis list used as
 // a queue, addressed by its name: GetQueue or GetBlockingQueue of that name
@@ -68,20 +66,6 @@ type DelayedQueue[T any] struct {
 	mu        sync.Mutex
 	run       *delayRun // this handle's share of the client's mover; nil when not running
 	destroyed bool
-}
-
-// delayKeys are a delayed queue's keys and channel.
-type delayKeys struct {
-	dest, timeout, list, channel string
-}
-
-func delayKeysOf(dest string) delayKeys {
-	return delayKeys{
-		dest:    dest,
-		timeout: prefixName("redisson_delay_queue_timeout", dest),
-		list:    prefixName("redisson_delay_queue", dest),
-		channel: prefixName("redisson_delay_queue_channel", dest),
-	}
 }
 
 // GetDelayedQueue returns the delayed queue of the queue called destination

@@ -21,6 +21,24 @@ const (
 	delayRetryMax = 2 * time.Second
 )
 
+// delayQueueKind names a delayed queue in its events and errors.
+const delayQueueKind = "delayed queue"
+
+// delayKeys are a delayed queue's keys and channel: what its mover moves
+// between and listens on.
+type delayKeys struct {
+	dest, timeout, list, channel string
+}
+
+func delayKeysOf(dest string) delayKeys {
+	return delayKeys{
+		dest:    dest,
+		timeout: prefixName("redisson_delay_queue_timeout", dest),
+		list:    prefixName("redisson_delay_queue", dest),
+		channel: prefixName("redisson_delay_queue_channel", dest),
+	}
+}
+
 // delayMover is the client's service that moves the due elements of its
 // running delayed queues into their destinations. It runs one goroutine per
 // queue (per destination), shared by every handle of that queue that runs

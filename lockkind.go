@@ -150,15 +150,6 @@ func tokenedIdentity(c *Client, n lockNames, owner, field string) *identity {
 	return id
 }
 
-// tokenTTLArg is the fencing counter's idle lifetime in ms, for the acquire
-// scripts ("0": no expiry; see prelude_fencing.lua).
-func (c *Client) tokenTTLArg() any {
-	if c.opts.TokenNeverExpires {
-		return "0"
-	}
-	return strconv.FormatInt(max(c.opts.TokenIdleTTL.Milliseconds(), 1), 10)
-}
-
 // lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
 // clients, see internal/pubsub); the read-unlock message 1 (read-write locks)
 // wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a

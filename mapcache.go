@@ -13,8 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-const mapCacheKind = "map cache"
-
 // MapCache is a Map whose entries may each expire, wire-compatible with
 // Redisson's RMapCache: Java and Go clients of one name see one map with one
 // set of expiries, and hear each other's entry events.

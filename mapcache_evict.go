@@ -24,6 +24,10 @@ const (
 	mapCacheEvictCalls = 500
 )
 
+// mapCacheKind names a MapCache in its events and errors, here and in
+// mapcache.go.
+const mapCacheKind = "map cache"
+
 // mapCacheService owns one goroutine per client, started by the first use
 // of a MapCache: every interval it visits the maps this client has used
 // whose delay has passed and deletes their expired entries, in calls of at

@@ -156,27 +156,6 @@ type opRecord struct {
 	wait   atomic.Int64 // ns blocked
 }
 
-// begin starts observing a public operation: with an Observer it returns
-// the context the operation must run under (carrying the record) and the
-// record; without one, ctx and nil, and does nothing else.
-func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	if c.observed {
-		return c.beginObserved(ctx, kind, name, op)
-	}
-	return ctx, nil
-}
-
-func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
-	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
-	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
-	ctx = context.WithValue(ctx, opKey{}, r)
-	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
-		ctx = octx
-	}
-	r.ctx = ctx
-	return ctx, r
-}
-
 // end reports the operation's result: err, or done when err is nil (see
 // outcomeOf). Nothing on a nil record.
 func (r *opRecord) end(err error, done Outcome) {
@@ -211,40 +190,9 @@ func recordOf(ctx context.Context) *opRecord {
 	return r
 }
 
-// trip counts n Redis round trips made for the operation ctx belongs to,
-// when the client is observed.
-func (c *Client) trip(ctx context.Context, n int) {
-	if c.observed {
-		countTrips(ctx, n)
-	}
-}
-
 func countTrips(ctx context.Context, n int) {
 	if r := recordOf(ctx); r != nil {
 		r.trips.Add(int32(n))
-	}
-}
-
-// blockStart marks the caller as blocked, waiting for another holder (see
-// Stats.Waiters), and returns when the block began when observed (zero
-// otherwise). blockEnd ends it.
-func (c *Client) blockStart() time.Time {
-	c.waiters.Add(1)
-	if !c.observed {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
-// blockEnd ends a block begun at start, adding its time to the operation's
-// Wait.
-func (c *Client) blockEnd(ctx context.Context, start time.Time) {
-	c.waiters.Add(-1)
-	if start.IsZero() {
-		return
-	}
-	if r := recordOf(ctx); r != nil {
-		r.wait.Add(int64(time.Since(start)))
 	}
 }
 
@@ -292,23 +240,6 @@ func outcomeOf(err error, done Outcome) Outcome {
 		}
 	}
 	return OutcomeError
-}
-
-// Stats returns a snapshot of the client's background state. It does no
-// I/O.
-func (c *Client) Stats() Stats {
-	ps := c.pubsub.stats()
-	live, pass, calls := c.watchdog.snapshot()
-	return Stats{
-		LeasesHeld:      live,
-		Waiters:         int(c.waiters.Load()),
-		Channels:        ps.channels,
-		PubSubConns:     ps.connections,
-		PubSubReplaced:  uint64(ps.replaced + ps.redialed),
-		PubSubRerouted:  uint64(ps.rerouted),
-		LastRenewalPass: pass,
-		LastRenewalSize: calls,
-	}
 }
 
 // emitter reports background events: it logs them (Options.Logger, at the
@@ -414,16 +345,6 @@ func (m *emitter) emit(e Event) {
 		attrs = append(attrs, slog.String("error", e.Err.Error()))
 	}
 	m.log.LogAttrs(ctx, spec.level, spec.msg, attrs...)
-}
-
-// reject reports an operation refused before it began (bad input, a closed
-// client) by a method that begins observing only once its input is checked.
-func (c *Client) reject(ctx context.Context, kind, name, op string, err error) {
-	if !c.observed {
-		return
-	}
-	_, rec := c.beginObserved(ctx, kind, name, op)
-	rec.end(err, OutcomeOK)
 }
 
 // okIf is acquiredIf for a wait that takes nothing (a latch's).

@@ -2,19 +2,8 @@ package redisson
 
 import (
 	"context"
-	"math"
-	"strconv"
-	"strings"
 	"time"
 )
-
-// semPlaceTTL is how long a semaphore waiter's place in the queue outlives
-// its last try (every wait is bounded by syncRecheck, so a live waiter
-// confirms it three times as often), so that the place of a process that
-// died holds the others back briefly.
-const semPlaceTTL = 3 * syncRecheck
-
-var semPlaceTTLArg = strconv.FormatInt(semPlaceTTL.Milliseconds(), 10)
 
 // Semaphore is a distributed counting semaphore, wire-compatible with
 // Redisson's RSemaphore: the number of available permits is a string at the
@@ -267,7 +256,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration)
 // acquire takes n permits, waiting up to wait (wait < 0: until ctx ends).
 func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (bool, error) {
 	req := s.c.newRequest()
-	a := &semCall{s: s, n: n, id: s.c.id + ":" + req, start: time.Now()}
+	a := &semCall{b: &s.base, channel: s.channel, wake: s.wake, n: n, id: s.c.id + ":" + req, start: time.Now()}
 	a.keys = s.keysWith(s.callPre + req)
 	deadline := waitEnd(a.start, wait)
 	if wait == 0 || !s.c.pubsub.listening(s.channel) {
@@ -285,109 +274,4 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 		a.cancel(ctx, false)
 	}
 	return ok, err
-}
-
-// queueWait is the wait of a Semaphore's or PermitExpirableSemaphore's
-// acquire call tagged tag (its call number), queued in Redis by try: it
-// runs try until it succeeds, deadline passes (false, nil; zero: never) or
-// ctx ends (an error wrapping ctx.Err()). It listens on the object's
-// channel (a Redisson client's release wakes it) and on its client's wake
-// channel (this library's changes wake exactly the waiters they serve),
-// both subscribed before its first try so that no wake-up sent after it is
-// missed. Every wait lasts at most syncRecheck (so each try confirms the
-// waiter's place), or the retry try reported when shorter (> 0).
-//
-// It is the library's second wait loop, beside await (wait.go), on purpose:
-// its waiter is queued in Redis by its own try, so it must listen on two
-// channels at once, both confirmed before that first try, and its wake-ups
-// are addressed to it by tag; it never queues behind local waiters or yields
-// to other clients, and no holder's lease bounds its waits. Each of these is
-// the opposite of what await does for locks and latches; folding them in
-// would give await modes that only this caller uses.
-func (c *Client) queueWait(ctx context.Context, kind, name, channel, wakeChannel, tag string, deadline time.Time,
-	try func(context.Context) (bool, time.Duration, error)) (ok bool, err error) {
-	p := c.pubsub
-	sub, err := p.subscribe(ctx, objectChannel{name: channel}, semaphoreWakePolicy)
-	if err != nil {
-		return false, c.waitErr(kind, name, err)
-	}
-	defer sub.close()
-	wake, err := p.subscribe(ctx, objectChannel{name: wakeChannel}, semWakeChannelPolicy)
-	if err != nil {
-		return false, c.waitErr(kind, name, err)
-	}
-	defer wake.close()
-	wake.setTag(tag)
-	// A waiter that leaves without its permits passes a wake-up from a
-	// Redisson client's release it may have had on to the next local one
-	// (runs before close). Its place's wake-ups need no passing on: giving
-	// up the place wakes the waiters behind it that it held back.
-	defer func() {
-		if !ok {
-			sub.passOn()
-		}
-	}()
-	bound := func(retry time.Duration) time.Duration {
-		d := syncRecheck
-		if retry > 0 {
-			d = min(d, retry)
-		}
-		if !deadline.IsZero() {
-			d = min(d, time.Until(deadline))
-		}
-		return d
-	}
-	// A message published before Redis confirmed a subscription is lost:
-	// wait for both confirmations (no time when they are old) first.
-	t := c.blockStart()
-	if sub.ready(ctx, max(bound(-1), time.Millisecond)) {
-		wake.ready(ctx, max(bound(-1), time.Millisecond))
-	}
-	c.blockEnd(ctx, t)
-	for {
-		tctx, cancel := tryContext(ctx, deadline)
-		ok, retry, err := try(tctx)
-		cancel()
-		if err != nil || ok {
-			return ok, err
-		}
-		d := bound(retry)
-		if d <= 0 {
-			return false, nil
-		}
-		t := c.blockStart()
-		_, err = sub.waitEither(ctx, d, wake)
-		c.blockEnd(ctx, t)
-		if err != nil {
-			return false, c.waitErr(kind, name, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return false, objectErrorf(kind, name, "%w", err)
-		}
-	}
-}
-
-// semaphoreWakePolicy (Semaphore and PermitExpirableSemaphore, which share
-// Redisson's channel format): a message is the new number v of available
-// permits (Redisson's release message); it wakes up to v local waiters,
-// none when v <= 0. A number with a '+' sign is this library's Semaphore's:
-// its wake channels carry the wake-ups, so it wakes nobody.
-func semaphoreWakePolicy(payload string) wake {
-	if strings.HasPrefix(payload, "+") {
-		return wake{ignored: true}
-	}
-	v, err := strconv.ParseInt(payload, 10, 64)
-	if err != nil {
-		return wake{ignored: true}
-	}
-	return wake{n: int(min(max(v, 0), math.MaxInt32))}
-}
-
-// semWakeChannelPolicy (a Semaphore's wake channel): a message is the call
-// numbers of the waiters to wake, separated by spaces.
-func semWakeChannelPolicy(payload string) wake {
-	if strings.TrimSpace(payload) == "" {
-		return wake{ignored: true}
-	}
-	return wake{tags: payload}
 }

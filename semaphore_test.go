@@ -509,7 +509,7 @@ func TestSemaphoreIdempotentAcrossLostReplies(t *testing.T) {
 	warm.TryAcquire(ctx, 1, 0)
 	warm.Release(ctx, 1)
 	warm.DrainPermits(ctx)
-	(&semCall{s: warm, n: 1, id: "w", keys: warm.keysWith("warm:m")}).cancel(ctx, false)
+	(&semCall{b: &warm.base, channel: warm.channel, wake: warm.wake, n: 1, id: "w", keys: warm.keysWith("warm:m")}).cancel(ctx, false)
 
 	s := c.GetSemaphore(semLatchName(t, direct))
 	value := func() string { return direct.Get(ctx, s.Name()).Val() }
@@ -581,7 +581,7 @@ func TestSemaphoreLostReplyWithoutRetryLeavesNothing(t *testing.T) {
 	semAvail(t, ctx, s, 1)
 
 	// The call marker now refuses a late copy of a cancelled call.
-	a := &semCall{s: s, n: 1, id: "late", keys: s.keysWith(s.callPre + "late")}
+	a := &semCall{b: &s.base, channel: s.channel, wake: s.wake, n: 1, id: "late", keys: s.keysWith(s.callPre + "late")}
 	a.cancel(ctx, true)
 	if ok, err := a.try(ctx, true); ok || err == nil {
 		t.Fatalf("a resend after cancel = %v, %v; want refused", ok, err)
