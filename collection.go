@@ -12,8 +12,8 @@ import (
 )
 
 // What List, Set and SortedSet share: the object's identity and checks,
-// the decoding of element replies, score arguments, and the paging loop of
-// their iterators.
+// the decoding of element replies, score arguments, and their iterators'
+// pager.
 
 // collection is the identity of one List, Set or SortedSet.
 type collection struct {
@@ -150,41 +150,8 @@ func javaDouble(f float64) string {
 	return mant + "E" + strconv.Itoa(n)
 }
 
-// scanPages runs a cursor scan (SSCAN, ZSCAN) page by page, handing each
-// page's reply to each, until the cursor is back at 0, each says stop, or an
-// error. The paging helper of SetIterator and SortedSetIterator; each page
-// is one operation op, as a Map iterator's batches are.
-func scanPages(ctx context.Context, o *collection, op string, batch int,
-	scan func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error),
-	each func(page []string) (bool, error)) error {
-	if err := o.check(); err != nil {
-		o.c.reject(ctx, o.kind, o.name, op, err)
-		return err
-	}
-	if batch < 1 {
-		err := o.errorf("%w: %d", ErrInvalidBatch, batch)
-		o.c.reject(ctx, o.kind, o.name, op, err)
-		return err
-	}
-	var cursor uint64
-	for {
-		// One operation per page: the caller's loop body is not its time.
-		pctx, rec := o.begin(ctx, op)
-		page, next, err := scan(pctx, cursor, int64(batch))
-		if err != nil {
-			err = o.wrap(err)
-		}
-		rec.end(err, OutcomeOK)
-		if err != nil {
-			return err
-		}
-		more, err := each(page)
-		if err != nil || !more {
-			return err
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
+// pager pages one of the collection's iterators, each page an operation op
+// (pager.go).
+func (o *collection) pager(op string, batch int) *pager {
+	return &pager{c: o.c, kind: o.kind, opKind: o.kind, name: o.name, op: op, batch: batch, check: o.check, wrap: o.wrap}
 }
