@@ -1,7 +1,6 @@
 package redisson
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,7 +55,7 @@ type Client struct {
 // does no I/O.
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("%w: nil redis client", ErrInvalidOption)
+		return nil, invalidOption(ErrInvalidOption, "redis client", nil, "a go-redis client")
 	}
 	o, err := opts.withDefaults(rdb)
 	if err != nil {

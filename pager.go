@@ -23,7 +23,7 @@ type pager struct {
 func (p *pager) start(ctx context.Context) error {
 	err := p.check()
 	if err == nil && p.batch < 1 {
-		err = objectErrorf(p.kind, p.name, "%w: %d", ErrInvalidBatch, p.batch)
+		err = objectErr(p.kind, p.name, invalidOption(ErrInvalidBatch, "batch", p.batch, "at least 1"))
 	}
 	if err != nil && p.op != "" {
 		p.c.reject(ctx, p.opKind, p.name, p.op, err)

@@ -97,7 +97,7 @@ func (s *Semaphore) Name() string { return s.name }
 
 func (s *Semaphore) check(n int64) error {
 	if s.name != "" && s.badName == nil && n < 0 {
-		return objectErrorf(semKind, s.name, "%w: %d", ErrInvalidPermits, n)
+		return objectErr(semKind, s.name, invalidOption(ErrInvalidPermits, "permits", n, "at least 0"))
 	}
 	return s.c.checkObject(s.name, s.badName)
 }
