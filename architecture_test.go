@@ -90,6 +90,7 @@ func TestTypesInFilesNamedAfterThem(t *testing.T) {
 	want := map[string]string{
 		"Client":            "client.go",
 		"Lock":              "rlock.go",
+		"lockCore":          "lockcore.go",
 		"hold":              "hold.go",
 		"watchdog":          "watchdog.go",
 		"scripts":           "scriptcache.go",

@@ -55,7 +55,7 @@ func (mh *multiHold) ended() (bool, error) {
 // calls given it act on those holds (re-entry, Unlock).
 func (mh *multiHold) partsContext(ctx context.Context) context.Context {
 	for i, l := range mh.parts {
-		ctx = context.WithValue(ctx, holdKey{l}, mh.holds[i])
+		ctx = context.WithValue(ctx, holdKey{&l.lockCore}, mh.holds[i])
 	}
 	return ctx
 }

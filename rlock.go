@@ -2,13 +2,12 @@ package redisson
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // The Lock's public API, on top of its state and calls to Redis
-// (rlock_hold.go). GetFairLock and GetReadWriteLock build the other kinds on
+// (lockcore.go: the lockCore that Lock embeds, and the machinery over it).
+// GetFairLock and GetReadWriteLock build the other kinds on
 // it (fairlock.go, rwlock.go).
 
 // GetLock returns a new handle for the lock called name (see Lock for how
@@ -288,7 +287,7 @@ func (l *Lock) contextOf(parent context.Context, h *hold) (context.Context, cont
 		cancel(ErrNotHeld)
 		return ctx, func() {}
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(parent, holdKey{l}, h))
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, holdKey{&l.lockCore}, h))
 	go func() {
 		select {
 		case <-h.done:
@@ -320,33 +319,12 @@ func (l *Lock) contextOf(parent context.Context, h *hold) (context.Context, cont
 // leaves the next hold alone. A Lock is safe for concurrent use; do not copy
 // it.
 type Lock struct {
-	c *Client
-	lockNames
-	kind     *lockKind
-	latchPre string // unlock latch key prefix
-	badName  error  // set when the name cannot work on this topology
+	lockCore
+}
 
-	// gate holds a token from the start of an acquisition that is not a
-	// re-entry until its hold ends (final Unlock, or loss): the goroutines
-	// sharing the handle wait for it in turn (rlock_owner.go). nil for the
-	// read side of a read-write lock, whose holds are shared.
-	gate chan struct{}
-	// Read side of a read-write lock: pair is the write side, fixedOwner
-	// marks a reader under a write hold's owner (it never changes owner).
-	pair       *Lock
-	fixedOwner bool
-
-	mu      sync.Mutex      // serializes this owner's script calls; guards what follows
-	count   int             // hold count as last reported by Redis
-	lease   leaseArg        // lease of the latest acquisition
-	hold    *hold           // current hold, nil when count == 0
-	leases  []time.Time     // kind.stackedLeases, explicit leases: each hold's deadline, latest last
-	used    bool            // the current owner has had a hold: the next one takes a new owner
-	holdSet chan struct{}   // closed when a hold starts (for gate waiters); nil when nobody waits
-	downs   map[*hold]*Lock // read side: readers under the pair's write holds, by write hold
-
-	// Read without mu, so that they never wait for a call in flight.
-	token atomic.Int64             // fencing token of the latest acquisition
-	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
-	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
+// newLock returns a handle of the given kind; owner "" takes a new owner.
+func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
+	l := new(Lock)
+	l.init(c, kind, name, channel, owner)
+	return l
 }

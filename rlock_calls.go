@@ -11,14 +11,15 @@ import (
 // The Lock's calls to Redis: acquire, release, the undo of an acquire whose
 // reply was lost, and the start of a hold's tracking. They run with l.mu
 // held (acquire and track take it themselves or are called under it), and
-// build on the state and hold bookkeeping of rlock_hold.go.
+// build on the state and hold bookkeeping of lockcore.go. Like all the
+// machinery they are methods of lockCore, never of the public Lock.
 
 // acquire runs the acquire script once. It reports whether the owner holds
 // the lock and, when not, the holder's remaining lease (-1: no expiry). A
 // waiter's acquisition is announced on the channel, and a re-entry that
 // shortens the lease tells the waiters (see lockWakePolicy). wait is the
 // caller's (< 0: none), for a kind whose identity has a waitArg.
-func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting, got **hold) (bool, time.Duration, error) {
+func (l *lockCore) acquire(ctx context.Context, lease, wait time.Duration, w waiting, got **hold) (bool, time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -35,7 +36,7 @@ func (l *Lock) acquire(ctx context.Context, lease, wait time.Duration, w waiting
 }
 
 // acquireLocked is acquire with l.mu held and lost holds synced.
-func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
+func (l *lockCore) acquireLocked(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
 	// A re-entry into a watchdog hold keeps the watchdog lease: a shorter
 	// PEXPIRE would let the key expire while the watchdog counts on more.
 	watched := lease == 0 || (l.hold != nil && l.hold.watched)
@@ -142,7 +143,7 @@ func (l *Lock) acquireLocked(ctx context.Context, lease, wait time.Duration, w w
 // track starts keeping h: the watchdog renews it, or a timer ends it at its
 // lease deadline. If the client closed meanwhile, the hold just taken is
 // released again and ended with ErrClientClosed.
-func (l *Lock) track(ctx context.Context, h *hold, watched bool, expires time.Time) {
+func (l *lockCore) track(ctx context.Context, h *hold, watched bool, expires time.Time) {
 	if !watched {
 		l.endAt(h, expires)
 		return
@@ -166,7 +167,7 @@ func (l *Lock) track(ctx context.Context, h *hold, watched bool, expires time.Ti
 // may have shortened the hold's lease (its timer is moved to the earlier
 // deadline), and a first acquisition may have left a field behind: the
 // handle then takes a new owner field, so that it never adopts it.
-func (l *Lock) compensate(ctx context.Context, expires time.Time) {
+func (l *lockCore) compensate(ctx context.Context, expires time.Time) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.c.opts.CleanupTimeout)
 	defer cancel()
 	n, err := l.release(cctx, l.count+1, l.latchPre+"c:"+l.ident().field+":"+l.c.newRequest())
@@ -189,7 +190,7 @@ func (l *Lock) compensate(ctx context.Context, expires time.Time) {
 // release runs the release script once and returns the new hold count
 // (-1: not held). latch is the key that marks this hold's full release for
 // a resent call; once a full release has returned it is queued for deletion.
-func (l *Lock) release(ctx context.Context, count int, latch string) (int64, error) {
+func (l *lockCore) release(ctx context.Context, count int, latch string) (int64, error) {
 	if l.lease.arg == nil {
 		l.lease.set(l.c.opts.WatchdogTimeout.Milliseconds())
 	}
@@ -221,7 +222,7 @@ func (l *Lock) release(ctx context.Context, count int, latch string) (int64, err
 // latchKey names the latch of the current hold's full release: the latest
 // fencing token (unique per acquisition of the name), or for read holds,
 // which take no token, the owner and the hold's number.
-func (l *Lock) latchKey() string {
+func (l *lockCore) latchKey() string {
 	var buf [128]byte // built on the stack: one allocation, the string
 	b := append(buf[:0], l.latchPre...)
 	if l.kind.untokened {
@@ -232,7 +233,7 @@ func (l *Lock) latchKey() string {
 }
 
 // unlock is Unlock with l.mu held.
-func (l *Lock) unlock(ctx context.Context) error {
+func (l *lockCore) unlock(ctx context.Context) error {
 	if err := l.syncLost(); err != nil {
 		return &leaseLostError{kind: l.kind.what, name: l.name}
 	}
@@ -292,7 +293,7 @@ func (l *Lock) unlock(ctx context.Context) error {
 
 // extend sets the current hold's lease to lease from now (0: the watchdog's
 // lease, renewed from then on), through the kind's renewal script.
-func (l *Lock) extend(ctx context.Context, lease time.Duration) error {
+func (l *lockCore) extend(ctx context.Context, lease time.Duration) error {
 	h := l.hold
 	watched := lease == 0
 	if watched {

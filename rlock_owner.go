@@ -8,7 +8,8 @@ import (
 
 // Who may use a Lock's hold: the handle's gate between goroutines, re-entry
 // through the hold's context, and a reader under a write hold (the
-// downgrade). On top of rlock_hold.go, below the public API in rlock.go.
+// downgrade). Methods of lockCore, on top of lockcore.go, below the public
+// API in rlock.go.
 //
 // A handle of an exclusive kind (lock, fair lock, write lock) has a gate, a
 // channel of one token: an acquisition that is not a re-entry puts the token
@@ -21,10 +22,10 @@ import (
 // names the handle's current hold raises its count without the gate.
 
 // holdKey is the context key under which Context puts a handle's hold.
-type holdKey struct{ l *Lock }
+type holdKey struct{ l *lockCore }
 
 // heldIn returns the hold of l that ctx carries, or nil.
-func (l *Lock) heldIn(ctx context.Context) *hold {
+func (l *lockCore) heldIn(ctx context.Context) *hold {
 	h, _ := ctx.Value(holdKey{l}).(*hold)
 	return h
 }
@@ -33,7 +34,7 @@ func (l *Lock) heldIn(ctx context.Context) *hold {
 // under the write hold ctx carries (read side), or else as a new
 // acquisition, through the gate. wait < 0 waits until ctx ends. got, when
 // not nil, is set to the hold acquired.
-func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
+func (l *lockCore) tryLock(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
 	if l.gate == nil {
 		if l.pair != nil {
 			if wh := l.pair.heldIn(ctx); wh != nil {
@@ -70,7 +71,7 @@ func (l *Lock) tryLock(ctx context.Context, wait, lease time.Duration, got **hol
 // without Unlock frees the gate when a caller notices it: this wait does,
 // watching the current hold's done channel (or, while an acquisition is
 // under way, for its hold to start).
-func (l *Lock) enter(ctx context.Context, wait time.Duration) (bool, error) {
+func (l *lockCore) enter(ctx context.Context, wait time.Duration) (bool, error) {
 	select {
 	case l.gate <- struct{}{}:
 		return true, nil
@@ -126,7 +127,7 @@ func enterGate(ctx context.Context, gate chan struct{}, wait time.Duration, watc
 // gateWatch forgets a lost hold (which frees the gate) and returns a
 // channel that closes when the gate's holder changes state: the current
 // hold's done channel, or one closed when the next hold starts.
-func (l *Lock) gateWatch() <-chan struct{} {
+func (l *lockCore) gateWatch() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -140,7 +141,7 @@ func (l *Lock) gateWatch() <-chan struct{} {
 }
 
 // leave takes the gate's token out after an acquisition that left no hold.
-func (l *Lock) leave() {
+func (l *lockCore) leave() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hold == nil {
@@ -154,7 +155,7 @@ func (l *Lock) leave() {
 // reenter raises the count of hold h, which ctx carries: one acquire, no
 // wait, no gate. It fails with ErrNotHeld when h was released, and with an
 // error matching ErrLeaseLost too when h was lost.
-func (l *Lock) reenter(ctx context.Context, h *hold, lease time.Duration, got **hold) (bool, error) {
+func (l *lockCore) reenter(ctx context.Context, h *hold, lease time.Duration, got **hold) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -178,7 +179,7 @@ func (l *Lock) reenter(ctx context.Context, h *hold, lease time.Duration, got **
 
 // notCurrent is the error of a call naming hold h (through its context)
 // after h ended.
-func (l *Lock) notCurrent(h *hold) error {
+func (l *lockCore) notCurrent(h *hold) error {
 	if _, err := h.ended(); err == nil || err == ErrNotHeld {
 		return objectErrorf(l.kind.what, l.name, "%w", ErrNotHeld)
 	}
@@ -188,14 +189,15 @@ func (l *Lock) notCurrent(h *hold) error {
 // readUnder takes a read hold under the owner of write hold wh (the write
 // side's owner may also read, as in Redisson): through the reader kept for
 // wh, which is created on first use and dropped when it holds nothing.
-func (l *Lock) readUnder(ctx context.Context, wh *hold, wait, lease time.Duration, got **hold) (bool, error) {
+func (l *lockCore) readUnder(ctx context.Context, wh *hold, wait, lease time.Duration, got **hold) (bool, error) {
 	l.mu.Lock()
 	d := l.downs[wh]
 	if d == nil {
-		d = l.c.newLock(readLock, l.name, l.channel, strings.TrimSuffix(wh.field, writeLock.suffix))
+		d = new(lockCore)
+		d.init(l.c, readLock, l.name, l.channel, strings.TrimSuffix(wh.field, writeLock.suffix))
 		d.fixedOwner = true
 		if l.downs == nil {
-			l.downs = make(map[*hold]*Lock)
+			l.downs = make(map[*hold]*lockCore)
 		}
 		l.downs[wh] = d
 	}
@@ -208,7 +210,7 @@ func (l *Lock) readUnder(ctx context.Context, wh *hold, wait, lease time.Duratio
 }
 
 // dropUnder forgets the reader d kept for write hold wh if it holds nothing.
-func (l *Lock) dropUnder(wh *hold, d *Lock) {
+func (l *lockCore) dropUnder(wh *hold, d *lockCore) {
 	d.mu.Lock()
 	idle := d.hold == nil
 	d.mu.Unlock()
@@ -226,9 +228,9 @@ func (l *Lock) dropUnder(wh *hold, d *Lock) {
 // under a write hold. Given the context of a read hold that is no longer
 // the handle's (lost, or released), it releases nothing: the handle's
 // newer holds are someone else's.
-func (l *Lock) unlockRead(ctx context.Context) error {
+func (l *lockCore) unlockRead(ctx context.Context) error {
 	var wh *hold
-	var d *Lock
+	var d *lockCore
 	l.mu.Lock()
 	if h := l.pair.heldIn(ctx); h != nil && l.downs[h] != nil {
 		wh, d = h, l.downs[h]
@@ -256,7 +258,7 @@ func (l *Lock) unlockRead(ctx context.Context) error {
 // view is the handle whose state the read side reports: itself, or, when
 // it has no read hold of its own, a reader it keeps under a write hold (the
 // writer's reads). Other kinds report themselves.
-func (l *Lock) view() *Lock {
+func (l *lockCore) view() *lockCore {
 	if l.pair == nil {
 		return l
 	}
@@ -272,7 +274,7 @@ func (l *Lock) view() *Lock {
 
 // target returns the hold a call given ctx is about: the one ctx carries,
 // or the current one (nil when none). Caller holds l.mu.
-func (l *Lock) target(ctx context.Context) (*hold, error) {
+func (l *lockCore) target(ctx context.Context) (*hold, error) {
 	h := l.heldIn(ctx)
 	if h != nil && h != l.hold {
 		return nil, l.notCurrent(h)
@@ -284,7 +286,7 @@ func (l *Lock) target(ctx context.Context) (*hold, error) {
 // 0: until ctx ends), the way the owner's kind waits (its identity's
 // waitSpec); got, when not nil, is set to the hold acquired. A fair waiter,
 // which waits on a channel of its own, also makes the plain first try.
-func (l *Lock) take(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
+func (l *lockCore) take(ctx context.Context, wait, lease time.Duration, got **hold) (bool, error) {
 	recheck, retry, start := false, time.Duration(0), time.Now()
 	if w := &l.ident().wait; w.own || !l.c.pubsub.listening(w.channel) {
 		// Nobody here waits for this lock: a plain first try, with no

@@ -38,7 +38,7 @@ func (c *Client) GetReadWriteLock(name string) *ReadWriteLock {
 		read:  c.newLock(readLock, name, channel, ""),
 		write: c.newLock(writeLock, name, channel, ""),
 	}
-	rw.read.pair = rw.write
+	rw.read.pair = &rw.write.lockCore
 	return rw
 }
 

@@ -298,6 +298,14 @@ func (s *Semaphore) acquire(ctx context.Context, n int64, wait time.Duration) (b
 // both subscribed before its first try so that no wake-up sent after it is
 // missed. Every wait lasts at most syncRecheck (so each try confirms the
 // waiter's place), or the retry try reported when shorter (> 0).
+//
+// It is the library's second wait loop, beside await (wait.go), on purpose:
+// its waiter is queued in Redis by its own try, so it must listen on two
+// channels at once, both confirmed before that first try, and its wake-ups
+// are addressed to it by tag; it never queues behind local waiters or yields
+// to other clients, and no holder's lease bounds its waits. Each of these is
+// the opposite of what await does for locks and latches; folding them in
+// would give await modes that only this caller uses.
 func (c *Client) queueWait(ctx context.Context, kind, name, channel, wakeChannel, tag string, deadline time.Time,
 	try func(context.Context) (bool, time.Duration, error)) (ok bool, err error) {
 	p := c.pubsub

@@ -2,15 +2,53 @@ package redisson
 
 import (
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // The Lock's state and the bookkeeping of its hold, at the bottom of the
 // lock files: rlock_calls.go (its calls to Redis), rlock_owner.go (the gate
 // between goroutines and re-entry) and rlock.go (the public API) build on
-// it, and it reads only the kinds of lockkind.go. Every method here runs
-// with l.mu held, except ident, and newIdentity while the handle is being
-// built.
+// it, and it reads only the kinds of lockkind.go and the hold of hold.go.
+// Every method here runs with l.mu held, except ident, and init and
+// newIdentity while the handle is being built.
+
+// lockCore is what every Lock handle is underneath: its identity, the gate
+// between the goroutines sharing it, and the state of its hold. The lock
+// machinery (this file, rlock_calls.go, rlock_owner.go) works on it; the
+// public API (rlock.go) embeds it, so the machinery never reaches back up.
+type lockCore struct {
+	c *Client
+	lockNames
+	kind     *lockKind
+	latchPre string // unlock latch key prefix
+	badName  error  // set when the name cannot work on this topology
+
+	// gate holds a token from the start of an acquisition that is not a
+	// re-entry until its hold ends (final Unlock, or loss): the goroutines
+	// sharing the handle wait for it in turn (rlock_owner.go). nil for the
+	// read side of a read-write lock, whose holds are shared.
+	gate chan struct{}
+	// Read side of a read-write lock: pair is the write side, fixedOwner
+	// marks a reader under a write hold's owner (it never changes owner).
+	pair       *lockCore
+	fixedOwner bool
+
+	mu      sync.Mutex          // serializes this owner's script calls; guards what follows
+	count   int                 // hold count as last reported by Redis
+	lease   leaseArg            // lease of the latest acquisition
+	hold    *hold               // current hold, nil when count == 0
+	leases  []time.Time         // kind.stackedLeases, explicit leases: each hold's deadline, latest last
+	used    bool                // the current owner has had a hold: the next one takes a new owner
+	holdSet chan struct{}       // closed when a hold starts (for gate waiters); nil when nobody waits
+	downs   map[*hold]*lockCore // read side: readers under the pair's write holds, by write hold
+
+	// Read without mu, so that they never wait for a call in flight.
+	token atomic.Int64             // fencing token of the latest acquisition
+	shown atomic.Pointer[hold]     // the current hold, or the one that ended last
+	id    atomic.Pointer[identity] // the owner, as the kind addresses it; stored with mu held
+}
 
 // leaseArg is a lease in milliseconds with its script argument, boxed once.
 type leaseArg struct {
@@ -31,7 +69,7 @@ func (a *leaseArg) set(ms int64) {
 // is never taken for its own (except a reader under a write hold's owner,
 // which must stay that owner: a stale field of its is adopted by the acquire
 // script's resend path, which gives it the lease asked for).
-func (l *Lock) newIdentity(owner string) {
+func (l *lockCore) newIdentity(owner string) {
 	if owner == "" {
 		owner = l.c.newOwner()
 	}
@@ -40,11 +78,11 @@ func (l *Lock) newIdentity(owner string) {
 
 // ident returns the handle's current identity. It changes only in
 // newIdentity, with l.mu held (or before the handle is shared).
-func (l *Lock) ident() *identity { return l.id.Load() }
+func (l *lockCore) ident() *identity { return l.id.Load() }
 
 // syncLost forgets a hold that ended without Unlock and returns why it
 // ended (nil while it lasts).
-func (l *Lock) syncLost() error {
+func (l *lockCore) syncLost() error {
 	if l.hold == nil {
 		return nil
 	}
@@ -57,7 +95,7 @@ func (l *Lock) syncLost() error {
 
 // endHold ends the current hold with cause err and forgets it; a hold that
 // did not end by Unlock also retires the owner field.
-func (l *Lock) endHold(err error) {
+func (l *lockCore) endHold(err error) {
 	h := l.hold
 	l.stopTracking(h)
 	h.end(err)
@@ -75,7 +113,7 @@ func (l *Lock) endHold(err error) {
 }
 
 // stopTracking stops the watchdog renewing h and h's lease timer.
-func (l *Lock) stopTracking(h *hold) {
+func (l *lockCore) stopTracking(h *hold) {
 	if h.timer != nil {
 		h.timer.Stop()
 		h.timer = nil
@@ -86,7 +124,7 @@ func (l *Lock) stopTracking(h *hold) {
 // endAt makes h end with ErrLeaseLost at deadline (its lease, as known
 // here), for a hold nobody renews, and registers it with the watchdog so that
 // Client.Close ends it.
-func (l *Lock) endAt(h *hold, deadline time.Time) {
+func (l *lockCore) endAt(h *hold, deadline time.Time) {
 	if h.timer != nil {
 		h.timer.Stop()
 	}
@@ -101,7 +139,7 @@ func (l *Lock) endAt(h *hold, deadline time.Time) {
 
 // newHold starts a hold of l's current owner, with what the watchdog needs
 // to renew it.
-func (l *Lock) newHold() *hold {
+func (l *lockCore) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
 	h.kind = l.kind
@@ -124,23 +162,20 @@ func latest(deadlines []time.Time) time.Time {
 	return d
 }
 
-// newLock returns a handle of the given kind; owner "" takes a new owner.
-func (c *Client) newLock(kind *lockKind, name, channel, owner string) *Lock {
-	l := &Lock{
-		c: c,
-		lockNames: lockNames{
-			name:     name,
-			channel:  channel,
-			tokenKey: prefixName("redisson_lock_token", name),
-		},
-		kind:     kind,
-		latchPre: prefixName("redisson_unlock_latch", name) + ":",
+// init makes l a handle of the given kind; owner "" takes a new owner.
+func (l *lockCore) init(c *Client, kind *lockKind, name, channel, owner string) {
+	l.c = c
+	l.lockNames = lockNames{
+		name:     name,
+		channel:  channel,
+		tokenKey: prefixName("redisson_lock_token", name),
 	}
+	l.kind = kind
+	l.latchPre = prefixName("redisson_unlock_latch", name) + ":"
 	l.base = newBaseKeys(name, l.tokenKey, channel)
 	l.badName = c.nameError(kind.what, name, l.channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)
 	}
 	l.newIdentity(owner)
-	return l
 }
