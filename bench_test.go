@@ -104,11 +104,11 @@ func (h *benchRTHook) classify(cmd redis.Cmder) (renew bool) {
 	}
 	sha, _ := args[1].(string)
 	switch sha {
-	case scriptLockAcquire.sha:
+	case scriptLockAcquire.SHA():
 		h.acquires.Add(1)
-	case scriptLockRelease.sha:
+	case scriptLockRelease.SHA():
 		h.releases.Add(1)
-	case scriptLockRenew.sha:
+	case scriptLockRenew.SHA():
 		h.renews.Add(1)
 		return true
 	}

@@ -63,12 +63,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	}
 	topo := topologyOf(rdb)
 	em := &emitter{log: o.Logger, obs: o.Observer}
-	s := &scripts{rdb: rdb, topo: topo, emit: em, observed: o.Observer != nil}
-	if !o.DisableAutoPipeline && !topo.isCluster() {
-		// Not on Cluster: a batch waits for its slowest master, so one
-		// failing master would hold up the calls to the healthy ones.
-		s.pipe = newAutoPipe(rdb, autoPipeLanes)
-	}
+	s := newScripts(rdb, topo, em, o)
 	id := uuid.NewString()
 	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
 	ps.emit = em

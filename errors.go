@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/goredisson/redisson/internal/scripting"
 )
 
 // Errors returned by the objects of this package. Compare with errors.Is: the
@@ -340,17 +340,7 @@ func isWrongType(err error) bool { return strings.Contains(err.Error(), "WRONGTY
 // mayHaveRun reports whether a call that failed with err may have run on
 // the server all the same: every failure but an error reply from Redis (a
 // lost reply, a timeout, a cancelled context, a dropped connection) leaves
-// that open, and go-redis may still resend it.
-func mayHaveRun(err error) bool {
-	var reply redis.Error
-	var notSent notSentError
-	return err != nil && !errors.As(err, &reply) && !errors.As(err, &notSent)
-}
-
-// notSentError is the error of a call never sent, because its context had
-// already ended; it matches the context's error.
-type notSentError struct{ err error }
-
-func (e notSentError) Error() string { return e.err.Error() }
-
-func (e notSentError) Unwrap() error { return e.err }
+// that open, and go-redis may still resend it. A call the script runner
+// never sent (its context had already ended: scripting.NotSentError) has
+// not run.
+func mayHaveRun(err error) bool { return scripting.MayHaveRun(err) }

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,7 @@ var fairLock = &lockKind{
 	identify:  fairIdentity,
 	decode:    decodeLockState,
 	queuePub:  "wait",
+	tellsNext: true,
 	queue:     fairQueueKey,
 }
 
@@ -54,9 +56,12 @@ func (c *Client) GetFairLock(name string) *Lock {
 	return c.newLock(fairLock, name, prefixName("redisson_lock__channel", name), "")
 }
 
-// fairWakePolicy: a waiter's own channel carries 0 when it is its turn.
+// fairWakePolicy: a waiter's own channel carries 0 when it is its turn,
+// and the lease-change message -1 - ms (a negative number) when the holder's
+// lease is one it has not seen (fair_acquire.lua): it tries again, which
+// re-arms its wait's bound with that lease.
 func fairWakePolicy(payload string) wake {
-	if payload == "0" {
+	if payload == "0" || strings.HasPrefix(payload, "-") {
 		return wake{n: 1}
 	}
 	return wake{ignored: true}
@@ -73,7 +78,7 @@ func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 	queue := fairQueueKey(n.name)
 	timeouts := prefixName("redisson_lock_timeout", n.name)
 	alive := prefixName("redisson_lock_alive", n.name)
-	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts}
+	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts, n.channel}
 	id.relKeys = []string{n.name, n.channel, "", queue, timeouts, alive}
 	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{c.fairWaiterArg(), c.tokenTTLArg()}

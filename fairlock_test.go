@@ -328,3 +328,95 @@ func TestFairWaiterDeadlineFollowsItsWait(t *testing.T) {
 	<-d1
 	<-d2
 }
+
+// The waiter next in line tries at the end of a lease it never saw at its
+// own tries: one a new holder took with a short lease and then let run out
+// (a holder that died), and one a re-entry shortened. The waiter's heartbeat
+// is made 5 s long, so without the lease-change message it would sleep past
+// the free lock for seconds.
+func TestFairWaiterTriesAtShortLeaseEnd(t *testing.T) {
+	const lease = 400 * time.Millisecond
+	const margin = 1500 * time.Millisecond // the heartbeat is 5 s
+	opts := &Options{FairWaiterTimeout: 15 * time.Second}
+	queued := func(t *testing.T, ctx context.Context, l *Lock, n int64) {
+		t.Helper()
+		eventually(t, 10*time.Second, fmt.Sprintf("%d waiters queued", n), func() bool {
+			got, err := l.QueueLength(ctx)
+			return err == nil && got == n
+		})
+	}
+	// wait runs a TryLock in the background and reports when it returned.
+	wait := func(ctx context.Context, l *Lock, lease time.Duration) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			ok, err := l.TryLock(ctx, 30*time.Second, lease)
+			if err == nil && !ok {
+				err = errors.New("not acquired within 30s")
+			}
+			done <- err
+		}()
+		return done
+	}
+	within := func(t *testing.T, done <-chan error, began time.Time, what string) {
+		t.Helper()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if d := time.Since(began); d > lease+margin {
+				t.Fatalf("%s acquired %v after a %v lease began; want within %v", what, d, lease, lease+margin)
+			}
+		case <-time.After(lease + margin + 5*time.Second):
+			t.Fatalf("%s not acquired %v after a %v lease began", what, lease+margin+5*time.Second, lease)
+		}
+	}
+
+	t.Run("acquired", func(t *testing.T) {
+		rdb := sharedRedis(t)
+		ctx := testCtx(t, time.Minute)
+		name := uniqueName(t, rdb)
+		a, b, c := newClient(t, rdb, opts), newClient(t, sharedRedis(t), opts), newClient(t, sharedRedis(t), opts)
+		first := a.GetFairLock(name)
+		mustTryLock(t, ctx, first, 0, 0)
+		short := b.GetFairLock(name)
+		shortDone := wait(ctx, short, lease) // next in line: takes a short lease and never unlocks
+		queued(t, ctx, first, 1)
+		next := c.GetFairLock(name)
+		nextDone := wait(ctx, next, 0)
+		queued(t, ctx, first, 2)
+		if err := first.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-shortDone; err != nil {
+			t.Fatalf("the short-lease waiter: %v", err)
+		}
+		began := time.Now()
+		within(t, nextDone, began, "the waiter behind the short lease")
+		if err := next.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("re-entered", func(t *testing.T) {
+		rdb := sharedRedis(t)
+		ctx := testCtx(t, time.Minute)
+		name := uniqueName(t, rdb)
+		a, b := newClient(t, rdb, opts), newClient(t, sharedRedis(t), opts)
+		holder := a.GetFairLock(name)
+		mustTryLock(t, ctx, holder, 0, 30*time.Second)
+		next := b.GetFairLock(name)
+		nextDone := wait(ctx, next, 0)
+		queued(t, ctx, holder, 1)
+		// The next waiter saw a 30 s lease; the re-entry shortens it to 400 ms,
+		// and the holder never unlocks.
+		began := time.Now()
+		ok, err := holder.TryLock(holdCtx(t, ctx, holder), 0, lease)
+		if err != nil || !ok {
+			t.Fatalf("re-entry = %v, %v", ok, err)
+		}
+		within(t, nextDone, began, "the waiter behind the shortened lease")
+		if err := next.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

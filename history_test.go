@@ -295,3 +295,15 @@ func TestSemaphoreHistoryNeverOverN(t *testing.T) {
 	t.Logf("SUMMARY fault=none (history check); topology=single, 3 clients x 6 goroutines, 2 semaphores of %d; ops=%d (%d acquired); violations=%d; errors=%s",
 		permits, len(ops), len(holds), len(bad), w.errSummary())
 }
+
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -24,7 +24,7 @@ func (h *blockHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		args := cmd.Args()
-		if cmd.Name() == "evalsha" && len(args) > 1 && args[1] == scriptIDGenNext.sha && !isNoScript(err) {
+		if cmd.Name() == "evalsha" && len(args) > 1 && args[1] == scriptIDGenNext.SHA() && !isNoScript(err) {
 			h.n.Add(1)
 		}
 		return err

@@ -266,7 +266,7 @@ func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo,
 		cmds := make([]*redis.Cmd, len(keys))
 		_, err := n.cmd.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, k := range keys {
-				cmds[i] = p.EvalSha(ctx, scriptInspectKey.sha, mapCacheCompanions(k))
+				cmds[i] = p.EvalSha(ctx, scriptInspectKey.SHA(), mapCacheCompanions(k))
 			}
 			return nil
 		})
@@ -274,7 +274,7 @@ func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo,
 	}
 	cmds, err := run()
 	if err != nil && isNoScript(err) {
-		if err = n.cmd.ScriptLoad(ctx, scriptInspectKey.src).Err(); err != nil {
+		if err = n.cmd.ScriptLoad(ctx, scriptInspectKey.Source()).Err(); err != nil {
 			return nil, err
 		}
 		cmds, err = run()

@@ -38,6 +38,9 @@ type lockKind struct {
 	// kind that queues its waiters in Redis (fair lock: "wait", which joins
 	// or stays in the queue); "" for a kind that does not.
 	queuePub string
+	// tellsNext: the acquire tells the queue's next waiter of a lease it has
+	// not seen (fair lock): its msg argument is the publish command.
+	tellsNext bool
 	// queue returns the key of the kind's queue of waiters (its length is
 	// QueueLength; ForceUnlock clears it); nil for a kind without one.
 	queue func(name string) string

@@ -398,15 +398,15 @@ func TestObserveScriptReloaded(t *testing.T) {
 	}
 	mustTryLock(t, ctx, l, 0, 0)
 	reloads := rec.eventsOf(EventScriptReloaded)[before:]
-	if len(reloads) != 1 || reloads[0].Name != l.kind.acquire.name {
-		t.Fatalf("script_reloaded events after SCRIPT FLUSH = %+v, want one naming %q", reloads, l.kind.acquire.name)
+	if len(reloads) != 1 || reloads[0].Name != l.kind.acquire.Name() {
+		t.Fatalf("script_reloaded events after SCRIPT FLUSH = %+v, want one naming %q", reloads, l.kind.acquire.Name())
 	}
 	if op := rec.last(t, opLockAcquire, "observe:flush"); op.RoundTrips != 3 || op.Outcome != OutcomeAcquired {
 		t.Errorf("TryLock after SCRIPT FLUSH: %d round trips, outcome %v; want 3 (EVALSHA, SCRIPT LOAD, EVALSHA), acquired", op.RoundTrips, op.Outcome)
 	}
 	var found bool
 	for _, r := range logs.find("script_reloaded") {
-		if r.attrs["name"] == l.kind.acquire.name {
+		if r.attrs["name"] == l.kind.acquire.Name() {
 			found = true
 			if r.level != slog.LevelDebug {
 				t.Errorf("script_reloaded logged at %v, want Debug", r.level)
@@ -414,7 +414,7 @@ func TestObserveScriptReloaded(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("no script_reloaded log record naming %q", l.kind.acquire.name)
+		t.Errorf("no script_reloaded log record naming %q", l.kind.acquire.Name())
 	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ func TestRateLimiterGrantsIntervalApartOnServerMicroseconds(t *testing.T) {
 		var ev *redis.Cmd
 		if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			before = p.Time(ctx)
-			ev = p.EvalSha(ctx, scriptRateAcquire.sha, r.keys, 1, id[:])
+			ev = p.EvalSha(ctx, scriptRateAcquire.SHA(), r.keys, 1, id[:])
 			after = p.Time(ctx)
 			return nil
 		}); err != nil {

@@ -57,12 +57,15 @@ func (l *lockCore) acquireLocked(ctx context.Context, lease, wait time.Duration,
 			}
 		}
 	}
+	if l.kind.tellsNext {
+		msg = l.c.pubsub.publishArg(ctx)
+	}
 	start := time.Now() // the lease deadline counts from before the send
 	// The hold counts as lost a little before Redis would drop it, so that
 	// the holder hears of it before any other owner can acquire.
 	expires := start.Add(lease - lossMargin(lease))
 	id := l.ident()
-	argv := l.kind.acquire.argv(id.acqKeysArg, 6+len(id.acqExtra))
+	argv := l.kind.acquire.Argv(id.acqKeysArg, 6+len(id.acqExtra))
 	argv = append(argv, l.lease.arg, id.fieldArg, l.count, pub, msg)
 	argv = append(argv, id.acqExtra...)
 	if id.waitArg != nil {
@@ -196,7 +199,7 @@ func (l *lockCore) release(ctx context.Context, count int, latch string) (int64,
 	}
 	id := l.ident()
 	id.relKeys[2] = latch
-	argv := l.kind.release.argv(id.relKeysArg, 5)
+	argv := l.kind.release.Argv(id.relKeysArg, 5)
 	argv[3+2] = latch
 	argv = append(argv, id.fieldArg, count, l.lease.arg, l.c.retryWindowArg, l.c.pubsub.publishArg(ctx))
 	sent := time.Now()

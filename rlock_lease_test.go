@@ -34,7 +34,7 @@ func (f *lostReplyFaults) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 			return next(ctx, cmd)
 		}
 		sha := fmt.Sprint(args[1])
-		if sha == scriptLockRelease.sha && f.failRelease.CompareAndSwap(true, false) {
+		if sha == scriptLockRelease.SHA() && f.failRelease.CompareAndSwap(true, false) {
 			err := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused (injected)")}
 			cmd.SetErr(err)
 			return err
@@ -42,7 +42,7 @@ func (f *lostReplyFaults) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 		if err := next(ctx, cmd); err != nil {
 			return err // NOSCRIPT and script errors: not a lost reply
 		}
-		if sha == scriptLockAcquire.sha && f.loseAcquire.CompareAndSwap(true, false) {
+		if sha == scriptLockAcquire.SHA() && f.loseAcquire.CompareAndSwap(true, false) {
 			err := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("i/o timeout (injected lost reply)")}
 			cmd.SetErr(err)
 			return err

@@ -42,13 +42,13 @@ func (h *rwBenchHook) count(cmd redis.Cmder) {
 		return
 	}
 	switch sha, _ := args[1].(string); sha {
-	case readLock.acquire.sha:
+	case readLock.acquire.SHA():
 		h.readAcq.Add(1)
-	case readLock.release.sha:
+	case readLock.release.SHA():
 		h.readRel.Add(1)
-	case writeLock.acquire.sha:
+	case writeLock.acquire.SHA():
 		h.writeAcq.Add(1)
-	case writeLock.release.sha:
+	case writeLock.release.SHA():
 		h.writeRel.Add(1)
 	}
 }

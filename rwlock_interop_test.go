@@ -1378,7 +1378,7 @@ func TestRWInteropLateRenewalLeavesNoPhantomWriter(t *testing.T) {
 	const T = 4 * time.Second
 	for attempt := 1; ; attempt++ {
 		rdb := sharedRedis(t)
-		hook := &rwiLateHook{sha: writeLock.renew.sha, late: T * 39 / 40, sent: make(chan time.Time, 1)}
+		hook := &rwiLateHook{sha: writeLock.renew.SHA(), late: T * 39 / 40, sent: make(chan time.Time, 1)}
 		rdb.AddHook(hook)
 		c := newClient(t, rdb, &Options{WatchdogTimeout: T})
 		ctx := testCtx(t, 60*time.Second)

@@ -2,9 +2,11 @@ package redisson
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,7 +230,7 @@ func TestScriptsConcurrentNoScriptLoadOnce(t *testing.T) {
 	c, rec, _ := observedClientOn(t, rdb, nil)
 	ctx := testCtx(t, time.Minute)
 	lockStorm(t, ctx, c, "storm:warm:") // loads both scripts
-	acquire := c.GetLock("x").kind.acquire.name
+	acquire := c.GetLock("x").kind.acquire.Name()
 	before := reloadsOf(rec, acquire)
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -253,7 +255,7 @@ func TestScriptsConcurrentNoScriptLoadOnceCluster(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	c, rec, _ := observedClientOn(t, cl.Client(t), nil)
 	lockStorm(t, ctx, c, "storm:warm:")
-	acquire := c.GetLock("x").kind.acquire.name
+	acquire := c.GetLock("x").kind.acquire.Name()
 	before := reloadsOf(rec, acquire)
 	var nodes []*redis.Client
 	for _, addr := range cl.Masters(t) {
@@ -277,3 +279,36 @@ func TestScriptsConcurrentNoScriptLoadOnceCluster(t *testing.T) {
 		}
 	}
 }
+
+// loadCounter is a slog.Handler for Options.Logger that counts the script
+// runner's SCRIPT LOADs (each is logged as a script_reloaded event) and
+// hands every record to next as next would take it.
+type loadCounter struct {
+	n    atomic.Int64
+	next slog.Handler
+}
+
+func newLoadCounter() *loadCounter { return &loadCounter{next: slog.Default().Handler()} }
+
+// loads returns the SCRIPT LOADs counted so far.
+func (h *loadCounter) loads() int { return int(h.n.Load()) }
+
+func (h *loadCounter) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *loadCounter) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "event" && a.Value.String() == EventScriptReloaded.String() {
+			h.n.Add(1)
+			return false
+		}
+		return true
+	})
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h *loadCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h *loadCounter) WithGroup(string) slog.Handler { return h }

@@ -871,7 +871,7 @@ var semScriptNames = func() map[string]string {
 	m := map[string]string{}
 	for _, s := range []*script{scriptSemAcquire, scriptSemAdd, scriptSemCancel, scriptSemSet,
 		scriptPermitAcquire, scriptPermitRelease, scriptPermitAdd, scriptPermitSet} {
-		m[s.sha] = s.name
+		m[s.SHA()] = s.Name()
 	}
 	return m
 }()

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -174,15 +175,10 @@ func TestClusterTopology(t *testing.T) {
 	cl := redistest.StartClusterWith(t, 3, 1, clusterTopologyArgs)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, 5*time.Minute)
-	opts := &Options{WatchdogTimeout: 3 * time.Second}
+	counter := newLoadCounter() // the two clients' SCRIPT LOADs
+	opts := &Options{WatchdogTimeout: 3 * time.Second, Logger: slog.New(counter)}
 	clients := [2]*Client{newClient(t, cl.Client(t), opts), newClient(t, cl.Client(t), opts)}
-	loads := func() int {
-		n := 0
-		for _, c := range clients {
-			n += c.scripts.stats().loads
-		}
-		return n
-	}
+	loads := counter.loads
 
 	// Every object, contended from two clients, with names on every master
 	// of a cluster whose masters have replicas: no errors, no violations,

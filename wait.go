@@ -133,8 +133,11 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 	bound := func(retry time.Duration) (time.Duration, bool) {
 		switch {
 		case s.beat > 0:
-			if retry <= 0 || retry > s.beat {
+			if retry < 0 || retry > s.beat {
 				retry = s.beat
+			} else if retry == 0 {
+				// The lease ends this millisecond: not a reason to sleep a beat.
+				retry = time.Millisecond
 			}
 		case retry < 0:
 			retry = c.opts.WatchdogTimeout // no expiry known: re-check now and then

@@ -177,7 +177,7 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	// One call renews holds of one script and one slot.
 	sort.Slice(holds, func(i, j int) bool {
 		if holds[i].kind.renew != holds[j].kind.renew {
-			return holds[i].kind.renew.name < holds[j].kind.renew.name
+			return holds[i].kind.renew.Name() < holds[j].kind.renew.Name()
 		}
 		return holds[i].slot < holds[j].slot
 	})

@@ -11,8 +11,11 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field
 -- ARGV[3]  the hold count the owner had before this call
+-- KEYS[6]  channel prefix redisson_lock__channel:{name}; a waiter listens on
+--          "<prefix>:<owner>"
 -- ARGV[4]  'wait' to join (or stay in) the queue when the lock is taken
--- ARGV[5]  unused
+-- ARGV[5]  publish command for the lease-change message ('publish' or
+--          'spublish'; '': none)
 -- ARGV[6]  waiter lifetime in ms: a waiter of ours must call again within it
 -- ARGV[7]  the fencing counter's idle lifetime in ms ('0': no expiry)
 -- ARGV[8]  this waiter's wait allowance in ms, as Redisson's: the caller's
@@ -27,36 +30,57 @@
 -- timeout zset an expiry: until the latest deadline in the zset (at least
 -- twice the waiter lifetime), after which every entry is dead anyway.
 --
+-- A waiter bounds each sleep by the lease its last try reported, so the live
+-- head of the queue hears of every lease it has not seen: a new hold with a
+-- lease shorter than the waiter lifetime (a holder that dies with it frees
+-- the lock before the head's next heartbeat), and a re-entry that shortens
+-- the lease, get the lease-change message -1 - <ms> on the head's own
+-- channel (prelude_lease). Redisson's waiters ignore it (they act on 0).
+--
 -- Returns {count, token} when held, or {0, pttl} when not (-2: free but
 -- another waiter's turn). Idempotent per call like lock_acquire.
 --
--- prelude: fencing
---          (uses its nextToken)
+-- prelude: fencing, lease
+--          (uses nextToken and setLease)
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local allowance = tonumber(ARGV[8])
 
--- After the loop, head is the queue's live head (false: the queue is
--- empty); the reads until its next use change nothing.
-local head
-while true do
-    head = redis.call('lindex', KEYS[4], 0)
-    if not head then
-        break
-    end
-    local alive = tonumber(redis.call('zscore', KEYS[3], head))
-    local deadline = tonumber(redis.call('zscore', KEYS[5], head))
-    if alive ~= nil then
-        if alive > now then
-            break
+-- liveHead drops the dead waiters at the head of the queue and returns the
+-- live head (false: the queue is empty).
+local function liveHead()
+    while true do
+        local head = redis.call('lindex', KEYS[4], 0)
+        if not head then
+            return false
         end
-    elseif deadline ~= nil and deadline > now then
-        break
+        local alive = tonumber(redis.call('zscore', KEYS[3], head))
+        local deadline = tonumber(redis.call('zscore', KEYS[5], head))
+        if alive ~= nil then
+            if alive > now then
+                return head
+            end
+        elseif deadline ~= nil and deadline > now then
+            return head
+        end
+        redis.call('lpop', KEYS[4])
+        redis.call('zrem', KEYS[5], head)
+        redis.call('zrem', KEYS[3], head)
     end
-    redis.call('lpop', KEYS[4])
-    redis.call('zrem', KEYS[5], head)
-    redis.call('zrem', KEYS[3], head)
 end
+
+-- nextChannel is the own channel of the live head after the acquirer (nil:
+-- nobody waits).
+local function nextChannel()
+    local head = liveHead()
+    if head and head ~= ARGV[2] then
+        return KEYS[6] .. ':' .. head
+    end
+    return nil
+end
+
+-- The reads until head's next use change nothing.
+local head = liveHead()
 
 local pttl = redis.call('pttl', KEYS[1])
 local held = 0
@@ -83,11 +107,20 @@ if held > 0 or (pttl == -2 and (head == false or head == ARGV[2])) then
         redis.call('zrem', KEYS[5], ARGV[2])
         redis.call('zrem', KEYS[3], ARGV[2])
         redis.call('hset', KEYS[1], ARGV[2], 1)
-        held = 1
-    else
-        held = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+        redis.call('pexpire', KEYS[1], ARGV[1])
+        local ch = nextChannel()
+        if ch and ARGV[5] ~= '' and tonumber(ARGV[1]) < tonumber(ARGV[6]) then
+            redis.call(ARGV[5], ch, string.format('%d', -1 - tonumber(ARGV[1])))
+        end
+        return {1, token}
     end
-    redis.call('pexpire', KEYS[1], ARGV[1])
+    held = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    local ch = nextChannel()
+    if ch then
+        setLease(KEYS[1], ARGV[1], ch, ARGV[5])
+    else
+        redis.call('pexpire', KEYS[1], ARGV[1])
+    end
     return {held, token}
 end
 if ARGV[4] == 'wait' then

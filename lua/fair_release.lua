@@ -23,6 +23,11 @@ if not held then
     return reply
 end
 if held > 1 then
+    -- A shorter lease is news for the head of the queue, on its own channel.
+    local head = redis.call('lindex', KEYS[4], 0)
+    if head then
+        return {dropHold(KEYS[2] .. ':' .. head), 0}
+    end
     return {dropHold(), 0}
 end
 redis.call('del', KEYS[1])

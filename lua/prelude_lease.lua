@@ -1,6 +1,7 @@
 -- prelude_lease: setting a held lock's lease where it may get shorter (a
 -- re-entry with a shorter lease, a partial release, the last long read hold
--- leaving), used by lock_acquire, rw_write_acquire and the releases.
+-- leaving), used by lock_acquire, fair_acquire, rw_write_acquire and the
+-- releases.
 --
 -- Waiters bound each wait by the remaining lease their last try reported, so
 -- a lease that shrinks without a message would let them sleep past a free

@@ -29,9 +29,8 @@
 --                  {held, 0} (a resent partial release).
 --   dropHold(ch)   drops one of several holds and keeps the lease on the
 --                  hash; when that shortens it, the lease-change message
---                  goes to channel ch (nil: none, for a fair lock, whose
---                  waiters re-try every third of their timeout anyway);
---                  returns the new hold count.
+--                  goes to channel ch (nil: none; a fair lock passes its
+--                  queue head's own channel); returns the new hold count.
 --   setLatch()     marks this call's full release.
 local function releaseHeld()
     local held = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or 0)

@@ -1,4 +1,4 @@
-package redisson
+package scripting
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// autoPipe writes the script calls of goroutines sharing a Client as one
+// autoPipe writes the script calls of goroutines sharing a Runner as one
 // go-redis pipeline when they queue up, so that N calls cost one write and
-// one read on each side instead of N (Options.DisableAutoPipeline).
+// one read on each side instead of N (Config.Lanes; the root package turns
+// it off with Options.DisableAutoPipeline, and on Cluster).
 //
 // A call goes straight out, as a plain command, while fewer than lanes sends
 // (plain commands or pipelines) are in flight: a lone call is never delayed,
@@ -24,15 +25,16 @@ import (
 // then it ends. It writes commands of its own for the members, so a caller
 // never shares a command with a send it left.
 //
-// Client.Close leaves the queue alone: a queued call has passed its
-// object's closed check and is in flight for its caller, as a plain command
-// being written is, and goes out with the next lane that frees (within the
-// sends in flight's round trips or go-redis's timeouts). Failing it instead
+// Nothing closes the queue (the Runner has no Close, and Client.Close
+// leaves it alone): a queued call has passed its object's closed check and
+// is in flight for its caller, as a plain command being written is, and
+// goes out with the next lane that frees (within the sends in flight's
+// round trips or go-redis's timeouts). Failing it instead
 // would skip the clean-ups that must outlive Close: a compensation queued
 // as a shutdown cancels its acquire would leave a permit taken for good.
 //
 // A call whose context ends before its batch is written is never sent
-// (notSentError: Redis untouched, nothing to undo). Once written, its
+// (NotSentError: Redis untouched, nothing to undo). Once written, its
 // caller still returns when its context ends, with the context's error (it
 // may have run), as a plain command returns when its deadline passes
 // mid-read: no caller waits on another's deadline. The pipeline's context
@@ -57,12 +59,6 @@ type autoPipe struct {
 	pipelines atomic.Uint64 // pipelines sent (see stats)
 	batched   atomic.Uint64 // calls sent in them
 }
-
-// autoPipeLanes is the default number of sends in flight before calls
-// queue. Chosen by measurement on 2 cores: with 2, four goroutines' calls
-// batched and ran 0.65x as fast as alone; with 4 nothing batches up to four
-// goroutines, and 8 and 32 gain as much as with 2 (docs/performance.md).
-const autoPipeLanes = 4
 
 // maxAutoBatch bounds one pipeline: a longer queue leaves the rest for the
 // next lane, so that no batch holds Redis's event loop for long.
@@ -104,12 +100,12 @@ type autoBatch struct {
 
 var callPool = sync.Pool{New: func() any { return &queuedCall{wake: make(chan struct{}, 1)} }}
 
-// process runs cmd, a command of the script runner's, and leaves its result
+// process runs cmd, a command of the Runner's, and leaves its result
 // in it: at once when a lane is free, else in a pipeline with the calls
 // queued beside it. keyed says cmd names keys (EVALSHA with numkeys > 0).
 //
 // A call whose ctx ends while queued, or taken into a batch not yet
-// written, gets notSentError: it is never sent. One whose ctx ends while its
+// written, gets NotSentError: it is never sent. One whose ctx ends while its
 // batch is written or awaits its replies returns at once with ctx's error,
 // like a plain command whose deadline passes in flight: it may have run.
 func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
@@ -143,7 +139,7 @@ func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
 	if p.queued {
 		a.remove(p)
 		a.mu.Unlock()
-		cmd.SetErr(notSentError{ctx.Err()})
+		cmd.SetErr(NotSentError{ctx.Err()})
 		a.put(p)
 		return
 	}
@@ -151,7 +147,7 @@ func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
 	switch {
 	case p.state.CompareAndSwap(callWaiting, callDetached):
 		// Taken, not yet written: its sender will leave it out.
-		cmd.SetErr(notSentError{ctx.Err()})
+		cmd.SetErr(NotSentError{ctx.Err()})
 	case p.state.CompareAndSwap(callSending, callDetached):
 		cmd.SetErr(ctx.Err()) // it may have run
 	default: // callDone: the outcome is in cmd, or on its way
@@ -239,7 +235,7 @@ func (a *autoPipe) send(b *autoBatch) {
 	for _, p := range b.members {
 		if err := p.ctx.Err(); err != nil {
 			if p.state.CompareAndSwap(callWaiting, callDone) {
-				p.cmd.SetErr(notSentError{err})
+				p.cmd.SetErr(NotSentError{err})
 				p.wake <- struct{}{}
 			} else {
 				a.put(p) // detached

@@ -1,4 +1,4 @@
-package redisson
+package scripting
 
 import (
 	"context"
@@ -34,7 +34,9 @@ func (f *loadFlight) result(addr string) error {
 	return f.errs[addr]
 }
 
-func isNoScript(err error) bool {
+// IsNoScript reports whether err is Redis saying the script is not loaded
+// on the node that answered.
+func IsNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
@@ -55,22 +57,22 @@ func isNoScript(err error) bool {
 // after a migration or a failover, and a node that has the script loses
 // nothing by loading it again; so one load serves the callers of every
 // node.
-func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.Time) (shared bool, _ error) {
+func (r *Runner) load(ctx context.Context, s *Script, keys []string, sent time.Time) (shared bool, _ error) {
 	k := loadKey{sha: s.sha}
 	addr := ""
-	if cc := c.topo.cluster; cc != nil && len(keys) > 0 {
+	if cc := r.cluster; cc != nil && len(keys) > 0 {
 		if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
 			addr = node.Options().Addr
 		}
 	}
 	for {
-		c.mu.Lock()
-		f := c.loading[k]
+		r.mu.Lock()
+		f := r.loading[k]
 		if f != nil {
 			select {
 			case <-f.done:
 				if f.end.After(sent) && f.result(addr) == nil {
-					c.mu.Unlock()
+					r.mu.Unlock()
 					return true, nil
 				}
 				f = nil // ended before this call's command, or failed: load again
@@ -79,20 +81,20 @@ func (c *scripts) load(ctx context.Context, s *script, keys []string, sent time.
 		}
 		if f == nil {
 			f = &loadFlight{done: make(chan struct{})}
-			if c.loading == nil {
-				c.loading = make(map[loadKey]*loadFlight)
+			if r.loading == nil {
+				r.loading = make(map[loadKey]*loadFlight)
 			}
-			c.loading[k] = f
-			c.loads++
-			c.mu.Unlock()
-			errs, err := c.loadNow(ctx, s)
-			c.mu.Lock()
+			r.loading[k] = f
+			r.loads++
+			r.mu.Unlock()
+			errs, err := r.loadNow(ctx, s)
+			r.mu.Lock()
 			f.err, f.errs, f.end = err, errs, time.Now()
 			close(f.done)
-			c.mu.Unlock()
+			r.mu.Unlock()
 			return false, f.result(addr)
 		}
-		c.mu.Unlock()
+		r.mu.Unlock()
 		select {
 		case <-f.done:
 		case <-ctx.Done():
@@ -112,12 +114,14 @@ func isContextErr(err error) bool {
 // loadNow sends the SCRIPT LOAD of s: off Cluster, its result; on Cluster,
 // to every master in parallel, each failed master's error by address (a
 // non-nil map) and the first failure.
-func (c *scripts) loadNow(ctx context.Context, s *script) (map[string]error, error) {
-	c.trip(ctx, 1) // on Cluster, one per master, sent in parallel
-	c.emit.emit(Event{Type: EventScriptReloaded, Name: s.name})
-	cc := c.topo.cluster
+func (r *Runner) loadNow(ctx context.Context, s *Script) (map[string]error, error) {
+	r.trip(ctx, 1) // on Cluster, one per master, sent in parallel
+	if r.reloaded != nil {
+		r.reloaded(s.name)
+	}
+	cc := r.cluster
 	if cc == nil {
-		return nil, c.rdb.ScriptLoad(ctx, s.src).Err()
+		return nil, r.rdb.ScriptLoad(ctx, s.src).Err()
 	}
 	var mu sync.Mutex
 	var anyErr error

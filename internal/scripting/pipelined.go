@@ -1,0 +1,97 @@
+package scripting
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Call is one script invocation inside a pipeline: RunPipelined leaves its
+// result in Cmd.
+type Call struct {
+	Script *Script
+	Keys   []string
+	Args   []any
+	Cmd    *redis.Cmd
+}
+
+// RunPipelined sends all calls in one pipeline (grouped per node by
+// go-redis on Cluster). Calls that failed with NOSCRIPT have their script
+// loaded on the node that answered and are sent once more, again pipelined.
+// Each call's result is left in its Cmd; the error returned is the first
+// transport error, if any.
+func (r *Runner) RunPipelined(ctx context.Context, calls []Call) error {
+	sent := time.Now()
+	err := r.pipeline(ctx, calls)
+	var retry []Call
+	var at []int // retry[i] is calls[at[i]]
+	for i := range calls {
+		if IsNoScript(calls[i].Cmd.Err()) {
+			retry = append(retry, calls[i])
+			at = append(at, i)
+		}
+	}
+	if len(retry) == 0 {
+		return err
+	}
+	loaded := make(map[string]bool) // script name + node key
+	for _, cl := range retry {
+		k := cl.Script.sha
+		if len(cl.Keys) > 0 {
+			k += "\x00" + r.nodeKey(ctx, cl.Keys[0])
+		}
+		if loaded[k] {
+			continue
+		}
+		if _, lerr := r.load(ctx, cl.Script, cl.Keys, sent); lerr != nil {
+			return lerr
+		}
+		loaded[k] = true
+	}
+	err = r.pipeline(ctx, retry)
+	for i, j := range at {
+		calls[j].Cmd = retry[i].Cmd
+	}
+	return err
+}
+
+func (r *Runner) pipeline(ctx context.Context, calls []Call) error {
+	pipe := r.rdb.Pipeline()
+	for i := range calls {
+		cl := &calls[i]
+		cl.Cmd = pipe.EvalSha(ctx, cl.Script.sha, cl.Keys, cl.Args...)
+	}
+	r.trip(ctx, 1)
+	_, err := pipe.Exec(ctx)
+	// Exec reports the first failed command; script errors are per call.
+	if err != nil && !MayHaveRun(err) {
+		return nil
+	}
+	return err
+}
+
+// nodeKey names the node that serves key on Cluster, "" elsewhere.
+func (r *Runner) nodeKey(ctx context.Context, key string) string {
+	cc := r.cluster
+	if cc == nil {
+		return ""
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return key
+	}
+	return node.Options().Addr
+}
+
+// MayHaveRun reports whether a call that failed with err may have run on
+// the server all the same: every failure but an error reply from Redis (a
+// lost reply, a timeout, a cancelled context, a dropped connection) leaves
+// that open, and go-redis may still resend it; a call never sent
+// (NotSentError) has not run.
+func MayHaveRun(err error) bool {
+	var reply redis.Error
+	var notSent NotSentError
+	return err != nil && !errors.As(err, &reply) && !errors.As(err, &notSent)
+}
