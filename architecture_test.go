@@ -89,9 +89,12 @@ func TestNoLibraryFileTooLong(t *testing.T) {
 func TestTypesInFilesNamedAfterThem(t *testing.T) {
 	want := map[string]string{
 		"Client":            "client.go",
+		"base":              "base.go",
 		"Lock":              "rlock.go",
 		"lockCore":          "lockcore.go",
 		"hold":              "hold.go",
+		"renewal":           "hold.go",
+		"lazyLoop":          "lazyloop.go",
 		"watchdog":          "watchdog.go",
 		"scripts":           "scriptcache.go",
 		"script":            "script.go",

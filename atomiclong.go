@@ -30,17 +30,15 @@ const atomicKind = "atomiclong"
 //
 // An AtomicLong is safe for concurrent use and holds no state of its own.
 type AtomicLong struct {
-	c       *Client
-	name    string
+	base
 	callPre string // call marker prefix: redisson_al_call:{name}:<client uuid>:
-	badName error
 }
 
 // GetAtomicLong returns the atomic long called name. It does no I/O; an
 // empty name makes every method return ErrEmptyName.
 func (c *Client) GetAtomicLong(name string) *AtomicLong {
 	callPre := prefixName("redisson_al_call", name) + ":" + c.id + ":"
-	return &AtomicLong{c: c, name: name, callPre: callPre, badName: c.nameError(atomicKind, name, callPre)}
+	return &AtomicLong{base: newBase(c, atomicKind, name, nil, callPre), callPre: callPre}
 }
 
 // marker returns a fresh call marker key.
@@ -49,8 +47,8 @@ func (a *AtomicLong) marker() string { return a.callPre + a.c.newRequest() }
 // Name returns the atomic long's name, its Redis key.
 func (a *AtomicLong) Name() string { return a.name }
 
-func (a *AtomicLong) check() error { return a.c.checkObject(a.name, a.badName) }
-
+// wrap replaces the base's: the state is one integer key (intKeyErr), and
+// an overflow is the sum's, not a count's.
 func (a *AtomicLong) wrap(err error) error {
 	if err != nil && overflows(err) { // not the semaphore's ErrInvalidPermits
 		return objectErrorf(atomicKind, a.name, "the sum would overflow int64: %w", err)
@@ -62,9 +60,9 @@ func (a *AtomicLong) wrap(err error) error {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
 func (a *AtomicLong) Get(ctx context.Context) (_ int64, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGet)
+	ctx, rec, err := a.open(ctx, opAtomicGet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	return readIntKey(ctx, a.c, atomicKind, a.name)
@@ -74,9 +72,9 @@ func (a *AtomicLong) Get(ctx context.Context) (_ int64, err error) {
 // (for a key of another type or a string that is no integer, left
 // unchanged), ErrClientClosed, or a Redis error.
 func (a *AtomicLong) Set(ctx context.Context, v int64) (err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicSet)
+	ctx, rec, err := a.open(ctx, opAtomicSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	return a.wrap(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name, a.marker()}, v, "", a.c.retryWindowArg).Err())
@@ -85,9 +83,9 @@ func (a *AtomicLong) Set(ctx context.Context, v int64) (err error) {
 // GetAndSet sets the value and returns the previous one (0 when the key did
 // not exist). It returns the errors of Get.
 func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (_ int64, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndSet)
+	ctx, rec, err := a.open(ctx, opAtomicGetAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	m := a.marker()
@@ -99,7 +97,7 @@ func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (_ int64, err error
 // AddAndGet adds delta and returns the new value. It returns the errors of
 // Get, and a Redis error (value unchanged) when the sum overflows int64.
 func (a *AtomicLong) AddAndGet(ctx context.Context, delta int64) (_ int64, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicAddAndGet)
+	ctx, rec := a.begin(ctx, opAtomicAddAndGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return a.addAndGet(ctx, delta)
 }
@@ -117,7 +115,7 @@ func (a *AtomicLong) addAndGet(ctx context.Context, delta int64) (int64, error) 
 // GetAndAdd adds delta and returns the previous value. It returns the errors
 // of AddAndGet.
 func (a *AtomicLong) GetAndAdd(ctx context.Context, delta int64) (_ int64, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndAdd)
+	ctx, rec := a.begin(ctx, opAtomicGetAndAdd)
 	defer func() { rec.end(err, OutcomeOK) }()
 	n, err := a.addAndGet(ctx, delta)
 	if err != nil {
@@ -150,9 +148,9 @@ func (a *AtomicLong) GetAndDecrement(ctx context.Context) (int64, error) {
 // key counts as 0, as in Redisson), and reports whether it did. It returns
 // the errors of Get.
 func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (_ bool, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicCompareAndSet)
+	ctx, rec, err := a.open(ctx, opAtomicCompareAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	m := a.marker()
@@ -165,9 +163,9 @@ func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (_
 // GetAndDelete deletes the key and returns the value it held (0 when it did
 // not exist). It returns the errors of Get; on ErrWrongType the key is kept.
 func (a *AtomicLong) GetAndDelete(ctx context.Context) (_ int64, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicGetAndDelete)
+	ctx, rec, err := a.open(ctx, opAtomicGetAndDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	m := a.marker()
@@ -180,9 +178,9 @@ func (a *AtomicLong) GetAndDelete(ctx context.Context) (_ int64, err error) {
 // whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (a *AtomicLong) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := a.c.begin(ctx, atomicKind, a.name, opAtomicDelete)
+	ctx, rec, err := a.open(ctx, opAtomicDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := a.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	a.c.trip(ctx, 1)

@@ -87,7 +87,7 @@ func (q *BlockingQueue[T]) specFor(name string) queueSpec {
 // ErrClientClosed, or a Redis error otherwise. See BlockingQueue for why no
 // element is lost.
 func (q *BlockingQueue[T]) Take(ctx context.Context) (_ T, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueTake)
+	ctx, rec := q.begin(ctx, opQueueTake)
 	defer func() { rec.end(err, OutcomeOK) }()
 	v, _, err := q.wait(ctx, -1, []queueSpec{q.spec})
 	return v, err
@@ -98,7 +98,7 @@ func (q *BlockingQueue[T]) Take(ctx context.Context) (_ T, err error) {
 // does not wait: one LPOP, as Queue.Poll. It returns ErrNegativeDuration for
 // a negative timeout; the errors of Take otherwise.
 func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	ctx, rec := q.begin(ctx, takeOp(timeout))
 	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
 	return q.poll(ctx, timeout)
 }
@@ -145,10 +145,10 @@ func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration) (T, 
 // ErrEmptyName or ErrInvalidName for a bad name among others; the errors of
 // Take otherwise.
 func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duration, others ...string) (_ T, ok bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	ctx, rec, err := q.open(ctx, takeOp(timeout))
 	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
 	var zero T
-	if err := q.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	specs := []queueSpec{q.spec}
@@ -218,9 +218,9 @@ func (q *BlockingQueue[T]) wait(ctx context.Context, wait time.Duration, specs [
 // decode (all are consumed); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) (_ []T, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDrain)
+	ctx, rec, err := q.open(ctx, opQueueDrain)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if max < 1 {

@@ -49,13 +49,9 @@ var redissonHashKey = func() []byte {
 // The handle caches the config after its first read (one extra round trip).
 // A BloomFilter is safe for concurrent use.
 type BloomFilter[T any] struct {
-	c       *Client
-	name    string
-	config  string
-	codec   Codec
-	object  string // `bloomfilter "name"`, for codec errors
-	badName error
-	params  atomic.Pointer[bloomParams]
+	base
+	config string
+	params atomic.Pointer[bloomParams]
 }
 
 // bloomParams is what bit positions depend on.
@@ -78,25 +74,16 @@ type BloomConfig struct {
 // Cluster a name containing '{' must carry a complete hash tag; other such
 // names return ErrInvalidName.
 func GetBloomFilter[T any](c *Client, name string, opts ...ObjectOption) *BloomFilter[T] {
-	f := &BloomFilter[T]{
-		c:      c,
-		name:   name,
-		config: suffixName(name, "config"),
-		codec:  c.objectCodec(opts),
-		object: fmt.Sprintf("%s %q", bloomKind, name),
-	}
-	f.badName = c.nameError(bloomKind, name, f.config)
-	return f
+	config := suffixName(name, "config")
+	return &BloomFilter[T]{base: newBase(c, bloomKind, name, c.objectCodec(opts), config), config: config}
 }
 
 // Name returns the filter's name, the Redis key of its bitmap.
 func (f *BloomFilter[T]) Name() string { return f.name }
 
-func (f *BloomFilter[T]) check() error { return f.c.checkObject(f.name, f.badName) }
-
 func (f *BloomFilter[T]) keys() []string { return []string{f.config, f.name} }
 
-func (f *BloomFilter[T]) err(err error) error { return objectErr(bloomKind, f.name, err) }
+func (f *BloomFilter[T]) err(err error) error { return f.wrap(err) }
 
 // bloomSize returns Redisson's bitmap size and hash iterations for n
 // expected insertions at false-positive probability p:
@@ -130,9 +117,9 @@ func bloomSize(n int64, p float64) (int64, int, error) {
 // outside (0, 1), or a bitmap above 2^32 bits; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, falseProbability float64) (_ bool, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomTryInit)
+	ctx, rec, err := f.open(ctx, opBloomTryInit)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := f.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	size, k, err := bloomSize(expectedInsertions, falseProbability)
@@ -160,7 +147,7 @@ func (f *BloomFilter[T]) TryInit(ctx context.Context, expectedInsertions int64, 
 // does not encode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (f *BloomFilter[T]) Add(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomAdd)
+	ctx, rec := f.begin(ctx, opBloomAdd)
 	defer func() { rec.end(err, OutcomeOK) }()
 	n, err := f.run(ctx, scriptBloomAdd, []T{v})
 	return n > 0, err
@@ -172,7 +159,7 @@ func (f *BloomFilter[T]) Add(ctx context.Context, v T) (_ bool, err error) {
 // from a later call) leaves the earlier values added. Its errors are those
 // of Add.
 func (f *BloomFilter[T]) AddAll(ctx context.Context, values []T) (_ int64, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomAdd)
+	ctx, rec := f.begin(ctx, opBloomAdd)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return f.run(ctx, scriptBloomAdd, values)
 }
@@ -181,7 +168,7 @@ func (f *BloomFilter[T]) AddAll(ctx context.Context, values []T) (_ int64, err e
 // is wrong with about the configured false-positive probability once the
 // filter holds its expected insertions. Its errors are those of Add.
 func (f *BloomFilter[T]) Contains(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomContains)
+	ctx, rec := f.begin(ctx, opBloomContains)
 	defer func() { rec.end(err, OutcomeOK) }()
 	n, err := f.run(ctx, scriptBloomContains, []T{v})
 	return n > 0, err
@@ -190,7 +177,7 @@ func (f *BloomFilter[T]) Contains(ctx context.Context, v T) (_ bool, err error) 
 // ContainsAll returns how many of values are probably in the filter (see
 // Contains), in one pipeline as AddAll. Its errors are those of Add.
 func (f *BloomFilter[T]) ContainsAll(ctx context.Context, values []T) (_ int64, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomContains)
+	ctx, rec := f.begin(ctx, opBloomContains)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return f.run(ctx, scriptBloomContains, values)
 }
@@ -289,7 +276,7 @@ func (f *BloomFilter[T]) loadParams(ctx context.Context) (*bloomParams, error) {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (f *BloomFilter[T]) Config(ctx context.Context) (_ BloomConfig, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomConfig)
+	ctx, rec := f.begin(ctx, opBloomConfig)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return f.readConfig(ctx)
 }
@@ -350,9 +337,9 @@ func (f *BloomFilter[T]) FalseProbability(ctx context.Context) (float64, error) 
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (f *BloomFilter[T]) Count(ctx context.Context) (_ int64, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomCount)
+	ctx, rec, err := f.open(ctx, opBloomCount)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := f.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	res, err := f.c.scripts.run(ctx, scriptBloomCount, f.keys()).Result()
@@ -381,9 +368,9 @@ func (f *BloomFilter[T]) Count(ctx context.Context) (_ int64, err error) {
 // existed. It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
 func (f *BloomFilter[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := f.c.begin(ctx, bloomKind, f.name, opBloomDelete)
+	ctx, rec, err := f.open(ctx, opBloomDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := f.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	f.c.trip(ctx, 1)

@@ -89,9 +89,9 @@ func (q *BoundedBlockingQueue[T]) notInitialized() error {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (_ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueTrySetCapacity)
+	ctx, rec, err := q.open(ctx, opQueueTrySetCapacity)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if n < 1 {
@@ -106,9 +106,9 @@ func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (_ int64, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueCapacity)
+	ctx, rec, err := q.open(ctx, opQueueCapacity)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	q.c.trip(ctx, 1)
@@ -122,9 +122,9 @@ func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (_ int6
 // Capacity returns the capacity: the free capacity plus the queue's length,
 // read together (MULTI). It returns the errors of RemainingCapacity.
 func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (_ int64, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueCapacity)
+	ctx, rec, err := q.open(ctx, opQueueCapacity)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	q.c.trip(ctx, 1)
@@ -155,9 +155,9 @@ func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (_ int64, err er
 // v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (q *BoundedBlockingQueue[T]) Offer(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueOffer)
+	ctx, rec, err := q.open(ctx, opQueueOffer)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b, err := q.encode(v)
@@ -177,9 +177,9 @@ func (q *BoundedBlockingQueue[T]) offer(ctx context.Context, b []byte) (bool, er
 // returns ctx.Err() (wrapped) when ctx ends first, having appended nothing;
 // the errors of Offer otherwise.
 func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) (err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePut)
+	ctx, rec, err := q.open(ctx, opQueuePut)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	b, err := q.encode(v)
@@ -205,7 +205,7 @@ func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) (err error) {
 // waiting at most timeout for one; Poll(ctx, 0) does not wait (one script,
 // as Redisson's poll). It returns the errors of BlockingQueue.Poll.
 func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, takeOp(timeout))
+	ctx, rec := q.begin(ctx, takeOp(timeout))
 	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
 	v, ok, err := q.BlockingQueue.poll(ctx, timeout)
 	return v, ok, q.bwrap(err)
@@ -216,9 +216,9 @@ func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duratio
 // It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error.
 func (q *BoundedBlockingQueue[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDelete)
+	ctx, rec, err := q.open(ctx, opQueueDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	q.c.trip(ctx, 1)

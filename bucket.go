@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -26,11 +24,7 @@ const bucketKind = "bucket"
 // A Bucket is safe for concurrent use and holds no state of its own; it may
 // be copied.
 type Bucket[T any] struct {
-	c       *Client
-	name    string
-	object  string // `bucket "name"`, for errors
-	codec   Codec
-	badName error
+	base
 }
 
 // GetBucket returns the bucket called name, holding values of type T. It
@@ -41,13 +35,7 @@ type Bucket[T any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
-	return &Bucket[T]{
-		c:       c,
-		name:    name,
-		object:  fmt.Sprintf("%s %q", bucketKind, name),
-		codec:   c.objectCodec(opts),
-		badName: c.nameError(bucketKind, name),
-	}
+	return &Bucket[T]{newBase(c, bucketKind, name, c.objectCodec(opts))}
 }
 
 // Name returns the bucket's name, its Redis key.
@@ -56,39 +44,17 @@ func (b *Bucket[T]) Name() string { return b.name }
 // Codec returns the codec the bucket encodes its values with.
 func (b *Bucket[T]) Codec() Codec { return b.codec }
 
-func (b *Bucket[T]) check() error { return b.c.checkObject(b.name, b.badName) }
-
-// wrap names the bucket in a Redis error; WRONGTYPE matches ErrWrongType.
-func (b *Bucket[T]) wrap(err error) error { return objectErr(bucketKind, b.name, err) }
-
 // decode turns a reply (a bulk string or nil) into (value, present).
-func (b *Bucket[T]) decode(v any, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, b.wrap(err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return zero, false, objectErrorf(bucketKind, b.name, "%w: reply %T", ErrUnexpectedReply, v)
-	}
-	val, err := decodeValue[T](b.codec, b.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return val, true, nil
-}
+func (b *Bucket[T]) decode(v any, err error) (T, bool, error) { return decodeReply[T](&b.base, v, err) }
 
 // Get returns the bucket's value and true, or the zero value and false when
 // the bucket does not exist. It returns ErrCodec when the stored bytes do not
 // decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // or a Redis error otherwise.
 func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGet)
+	ctx, rec, err := b.open(ctx, opBucketGet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -102,7 +68,7 @@ func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
 // when v does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (b *Bucket[T]) Set(ctx context.Context, v T) (err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	ctx, rec := b.begin(ctx, opBucketSet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = b.set(ctx, v, "set", false, 0)
 	return err
@@ -111,7 +77,7 @@ func (b *Bucket[T]) Set(ctx context.Context, v T) (err error) {
 // SetWithTTL stores v to expire after ttl (rounded up to a millisecond). It
 // returns ErrNegativeDuration for ttl <= 0; otherwise the errors of Set.
 func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) (err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSet)
+	ctx, rec := b.begin(ctx, opBucketSet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = b.set(ctx, v, "set", true, ttl)
 	return err
@@ -121,7 +87,7 @@ func (b *Bucket[T]) SetWithTTL(ctx context.Context, v T, ttl time.Duration) (err
 // reports whether it did (Redisson's setIfAbsent, formerly trySet). It
 // returns the errors of Set.
 func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	ctx, rec := b.begin(ctx, opBucketSetIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", false, 0)
 }
@@ -129,7 +95,7 @@ func (b *Bucket[T]) SetIfAbsent(ctx context.Context, v T) (_ bool, err error) {
 // SetIfAbsentWithTTL is SetIfAbsent with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
 func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfAbsent)
+	ctx, rec := b.begin(ctx, opBucketSetIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "nx", true, ttl)
 }
@@ -138,7 +104,7 @@ func (b *Bucket[T]) SetIfAbsentWithTTL(ctx context.Context, v T, ttl time.Durati
 // it did. Like Redisson's setIfExists (SET XX), the new value has no expiry.
 // It returns the errors of Set.
 func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	ctx, rec := b.begin(ctx, opBucketSetIfExists)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", false, 0)
 }
@@ -146,7 +112,7 @@ func (b *Bucket[T]) SetIfExists(ctx context.Context, v T) (_ bool, err error) {
 // SetIfExistsWithTTL is SetIfExists with an expiry; it returns
 // ErrNegativeDuration for ttl <= 0.
 func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Duration) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketSetIfExists)
+	ctx, rec := b.begin(ctx, opBucketSetIfExists)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return b.set(ctx, v, "xx", true, ttl)
 }
@@ -156,9 +122,9 @@ func (b *Bucket[T]) SetIfExistsWithTTL(ctx context.Context, v T, ttl time.Durati
 // previous bytes do not decode into T, v is stored all the same and the error
 // matches ErrCodec. It returns the errors of Set.
 func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndSet)
+	ctx, rec, err := b.open(ctx, opBucketGetAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -208,9 +174,9 @@ func ceilMillis(d time.Duration) int64 {
 // It returns ErrEmptyName, ErrInvalidName, ErrWrongType (leaving the key),
 // ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketGetAndDelete)
+	ctx, rec, err := b.open(ctx, opBucketGetAndDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		var zero T
 		return zero, false, err
 	}
@@ -227,9 +193,9 @@ func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
 // field, whose key order msgpack does not fix) do not match. It returns the
 // errors of Set.
 func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketCompareAndSet)
+	ctx, rec, err := b.open(ctx, opBucketCompareAndSet)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	e, err := encodeNonNil(b.codec, b.object, expect)
@@ -248,9 +214,9 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool
 // it exists without expiry, or 0 and false when it does not exist. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) TTL(ctx context.Context) (_ time.Duration, _ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketTTL)
+	ctx, rec, err := b.open(ctx, opBucketTTL)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return 0, false, err
 	}
 	return keyTTL(ctx, b.c.rdb, bucketKind, b.name)
@@ -277,9 +243,9 @@ func keyTTL(ctx context.Context, rdb redis.UniversalClient, kind, key string) (t
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (b *Bucket[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := b.c.begin(ctx, bucketKind, b.name, opBucketDelete)
+	ctx, rec, err := b.open(ctx, opBucketDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := b.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b.c.trip(ctx, 1)

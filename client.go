@@ -3,7 +3,6 @@ package redisson
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,10 +33,10 @@ type Client struct {
 	closed   atomic.Bool
 	closing  chan struct{} // closed by Close: wakes callers asleep between tries
 
-	// Goroutines of object handles (a LocalCachedMap's), joined by Close;
-	// bgMu orders their start against Close (see goOwned).
-	bgMu sync.Mutex
-	bg   sync.WaitGroup
+	// handles runs the goroutines of object handles (a LocalCachedMap's):
+	// none starts once Close has begun, and Close joins them last. Each
+	// ends when closing is closed.
+	handles *lazyLoop
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 	// tokenExtra is the acquire arguments of the fenced kinds after the
@@ -54,6 +53,21 @@ type Client struct {
 // ErrInvalidOption for out-of-range options and an error for a nil rdb. New
 // does no I/O.
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
+	return newTuned(rdb, opts, defaultTuning)
+}
+
+// tuning is the services' settings that Options does not expose. New uses
+// defaultTuning; a test that must see what a service would soon clean up
+// stretches them through newTuned.
+type tuning struct {
+	janitorEvery  time.Duration // the janitor's flush interval
+	mapCacheEvery time.Duration // the MapCache eviction pass's interval
+}
+
+var defaultTuning = tuning{janitorEvery: time.Second, mapCacheEvery: mapCacheEvictEvery}
+
+// newTuned is New with the services tuned by tune.
+func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, error) {
 	if rdb == nil {
 		return nil, invalidOption(ErrInvalidOption, "redis client", nil, "a go-redis client")
 	}
@@ -65,12 +79,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := newScripts(rdb, topo, em, o)
 	id := uuid.NewString()
-	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger)
-	ps.emit = em
-	wd := newWatchdog(s, topo, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout)
-	wd.emit = em
-	jn := newJanitor(rdb, topo, time.Second)
-	jn.emit = em
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em)
 	c := &Client{
 		rdb:            rdb,
 		id:             id,
@@ -80,15 +89,16 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		scripts:        s,
 		topo:           topo,
 		pubsub:         ps,
-		delayq:         newDelayMover(s, ps),
-		mapCaches:      newMapCacheService(s, ps, mapCacheEvictEvery, mapCacheEvictBatch),
-		watchdog:       wd,
-		janitor:        jn,
+		delayq:         newDelayMover(s, ps, em),
+		mapCaches:      newMapCacheService(s, ps, em, tune.mapCacheEvery, mapCacheEvictBatch),
+		watchdog:       newWatchdog(s, topo, em, o.WatchdogTimeout, o.WatchdogBatchSize, o.CleanupTimeout),
+		janitor:        newJanitor(rdb, topo, em, tune.janitorEvery),
+		queues:         newQueueService(rdb, s, ps, em, o.CleanupTimeout),
+		handles:        newLazyLoop(),
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}
 	c.tokenExtra = []any{c.tokenTTLArg()}
-	c.queues = newQueueService(rdb, s, c.pubsub, o.Logger, o.CleanupTimeout)
 	return c, nil
 }
 
@@ -117,33 +127,15 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.closing)
+	c.handles.stop() // no handle starts a goroutine after this
 	c.queues.close()
 	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
-	c.bgMu.Lock() // no goOwned starts a goroutine after this
-	c.bgMu.Unlock()
-	c.bg.Wait()
+	c.handles.wait()
 	return nil
-}
-
-// goOwned runs f on a goroutine that Close waits for (f must return once
-// c.closing is closed), and reports whether it started: not once the client
-// is closed.
-func (c *Client) goOwned(f func()) bool {
-	c.bgMu.Lock()
-	defer c.bgMu.Unlock()
-	if c.closed.Load() {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		f()
-	}()
-	return true
 }
 
 // checkObject is the precondition every object's calls share: a name, one

@@ -357,8 +357,8 @@ func TestClusterProbeFailureNotRemembered(t *testing.T) {
 	if _, err := c.pubsub.subscribe(ctx, objectChannel{name: "redisson_lock__channel:{probe}"}, lockWakePolicy); err == nil {
 		t.Fatal("subscribe with an unreachable cluster succeeded; want the probe's error")
 	}
-	if c.pubsub.sharded.Load() != 0 {
-		t.Fatalf("a failed probe was remembered as mode %d", c.pubsub.sharded.Load())
+	if sharded, known := c.pubsub.engine.Known(); known {
+		t.Fatalf("a failed probe was remembered (sharded %v)", sharded)
 	}
 	if c.pubsub.stats().channels != 0 {
 		t.Fatal("a channel was subscribed after the probe failed")

@@ -1,58 +1,29 @@
 package redisson
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// What List, Set and SortedSet share: the object's identity and checks,
-// the decoding of element replies, score arguments, and their iterators'
-// pager.
+// What List, Set and SortedSet share beyond the object base (base.go):
+// the decoding of element replies and score arguments; their iterators
+// page through the base's pager (pager.go).
 
-// collection is the identity of one List, Set or SortedSet.
+// collection is the base of a List, Set or SortedSet: the object's
+// identity (base.go) and what only collections do.
 type collection struct {
-	c       *Client
-	kind    string // "list", "set", "sorted set"
-	name    string
-	object  string // `list "name"`, for codec errors
-	codec   Codec
-	badName error
+	base
 }
 
 func newCollection(c *Client, kind, name string, opts []ObjectOption) collection {
-	return collection{
-		c:       c,
-		kind:    kind,
-		name:    name,
-		object:  fmt.Sprintf("%s %q", kind, name),
-		codec:   c.objectCodec(opts),
-		badName: c.nameError(kind, name),
-	}
+	return collection{newBase(c, kind, name, c.objectCodec(opts))}
 }
 
-func (o *collection) check() error { return o.c.checkObject(o.name, o.badName) }
-
-// begin starts observing one of the collection's operations (observe.go).
-func (o *collection) begin(ctx context.Context, op string) (context.Context, *opRecord) {
-	return o.c.begin(ctx, o.kind, o.name, op)
-}
-
-func (o *collection) wrap(err error) error { return objectErr(o.kind, o.name, err) }
-
-func (o *collection) errorf(format string, args ...any) error {
-	return objectErrorf(o.kind, o.name, format, args...)
-}
-
-// encode encodes one element; nil pointers are ErrNilValue, as Redisson
-// stores no nulls.
+// encode encodes one element as a command argument; nil pointers are
+// ErrNilValue, as Redisson stores no nulls.
 func (o *collection) encode(v any) (string, error) {
-	b, err := encodeNonNil(o.codec, o.object, v)
+	b, err := o.base.encode(v)
 	return string(b), err
 }
 
@@ -88,22 +59,6 @@ func decodeAll[T any](o *collection, ss []string) ([]T, error) {
 		out[i] = v
 	}
 	return out, nil
-}
-
-// decodeOne turns a bulk-string reply (or nil) into (element, present).
-func decodeOne[T any](o *collection, s string, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, o.wrap(err)
-	}
-	v, err := decodeValue[T](o.codec, o.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return v, true, nil
 }
 
 // scriptErr maps the refusals of the collections' scripts to their
@@ -148,10 +103,4 @@ func javaDouble(f float64) string {
 	}
 	n, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(n)
-}
-
-// pager pages one of the collection's iterators, each page an operation op
-// (pager.go).
-func (o *collection) pager(op string, batch int) *pager {
-	return &pager{c: o.c, kind: o.kind, opKind: o.kind, name: o.name, op: op, batch: batch, check: o.check, wrap: o.wrap}
 }

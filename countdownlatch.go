@@ -30,12 +30,10 @@ import (
 //
 // A CountDownLatch is safe for concurrent use and holds no state of its own.
 type CountDownLatch struct {
-	c       *Client
-	name    string
+	base
 	channel string
 	callPre string // call marker prefix
 	inKeys  bool   // the channel may go in KEYS (same slot as the name)
-	badName error
 }
 
 const latchKind = "countdownlatch"
@@ -45,17 +43,16 @@ const latchKind = "countdownlatch"
 // containing '{' must carry a complete hash tag (as in "{job}:7"); other
 // such names return ErrInvalidName.
 func (c *Client) GetCountDownLatch(name string) *CountDownLatch {
+	callPre := prefixName("redisson_countdownlatch_call", name) + ":" + c.id + ":"
 	l := &CountDownLatch{
-		c:       c,
-		name:    name,
+		base:    newBase(c, latchKind, name, nil, callPre),
 		channel: "redisson_countdownlatch__channel__{" + name + "}",
-		callPre: prefixName("redisson_countdownlatch_call", name) + ":" + c.id + ":",
+		callPre: callPre,
 		inKeys:  true,
 	}
 	if c.topo.isCluster() && strings.Contains(name, "{") {
 		l.inKeys = hashSlot(l.channel) == hashSlot(name)
 	}
-	l.badName = c.nameError(latchKind, name, l.callPre)
 	return l
 }
 
@@ -70,8 +67,6 @@ func (l *CountDownLatch) publishArg(ctx context.Context) any {
 
 // Name returns the latch's name, the Redis key of its count.
 func (l *CountDownLatch) Name() string { return l.name }
-
-func (l *CountDownLatch) check() error { return l.c.checkObject(l.name, l.badName) }
 
 // keys returns the script keys (count, then keys after it, then the channel
 // when it may go in KEYS) and the channel argument ("" when in KEYS).
@@ -89,9 +84,9 @@ func (l *CountDownLatch) keys(more ...string) ([]string, string) {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (_ bool, err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchTrySetCount)
+	ctx, rec, err := l.open(ctx, opLatchTrySetCount)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if n < 1 {
@@ -109,9 +104,9 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (_ bool, err 
 // that does not exist does nothing, as in Redisson. It returns ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error.
 func (l *CountDownLatch) CountDown(ctx context.Context) (err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchCountDown)
+	ctx, rec, err := l.open(ctx, opLatchCountDown)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	m := l.callPre + l.c.newRequest()
@@ -125,9 +120,9 @@ func (l *CountDownLatch) CountDown(ctx context.Context) (err error) {
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
 func (l *CountDownLatch) Count(ctx context.Context) (_ int64, err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchCount)
+	ctx, rec, err := l.open(ctx, opLatchCount)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	return readIntKey(ctx, l.c, latchKind, l.name)
@@ -139,9 +134,9 @@ func (l *CountDownLatch) Count(ctx context.Context) (_ int64, err error) {
 // after a lost reply may report false. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (l *CountDownLatch) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchDelete)
+	ctx, rec, err := l.open(ctx, opLatchDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	keys, ch := l.keys()
@@ -155,7 +150,7 @@ func (l *CountDownLatch) Delete(ctx context.Context) (_ bool, err error) {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (l *CountDownLatch) Await(ctx context.Context) (err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchAwait)
+	ctx, rec := l.begin(ctx, opLatchAwait)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = l.await(ctx, -1)
 	return err
@@ -166,7 +161,7 @@ func (l *CountDownLatch) Await(ctx context.Context) (err error) {
 // false, nil when the wait ran out; ErrNegativeDuration for wait < 0;
 // otherwise the errors of Await.
 func (l *CountDownLatch) TryAwait(ctx context.Context, wait time.Duration) (ok bool, err error) {
-	ctx, rec := l.c.begin(ctx, latchKind, l.name, opLatchAwait)
+	ctx, rec := l.begin(ctx, opLatchAwait)
 	defer func() { rec.end(err, okIf(ok)) }()
 	if wait < 0 {
 		return false, objectErrorf(latchKind, l.name, "%w: wait %v", ErrNegativeDuration, wait)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -63,11 +62,8 @@ const delayQueueKind = "delayed queue"
 // A DelayedQueue is safe for concurrent use; it must not be copied after
 // first use.
 type DelayedQueue[T any] struct {
-	c       *Client
-	keys    delayKeys
-	object  string // `delayed queue "dest"`, for errors
-	codec   Codec
-	badName error
+	base // named after the destination
+	keys delayKeys
 
 	mu        sync.Mutex
 	run       *delayRun // this handle's share of the client's mover; nil when not running
@@ -97,11 +93,8 @@ func delayKeysOf(dest string) delayKeys {
 func GetDelayedQueue[T any](c *Client, destination string, opts ...ObjectOption) *DelayedQueue[T] {
 	k := delayKeysOf(destination)
 	return &DelayedQueue[T]{
-		c:       c,
-		keys:    k,
-		object:  fmt.Sprintf("%s %q", delayQueueKind, destination),
-		codec:   c.objectCodec(opts),
-		badName: c.nameError(delayQueueKind, destination, k.timeout, k.list, k.channel),
+		base: newBase(c, delayQueueKind, destination, c.objectCodec(opts), k.timeout, k.list, k.channel),
+		keys: k,
 	}
 }
 
@@ -110,15 +103,6 @@ func (q *DelayedQueue[T]) Name() string { return q.keys.dest }
 
 // Codec returns the codec the queue encodes its values with.
 func (q *DelayedQueue[T]) Codec() Codec { return q.codec }
-
-func (q *DelayedQueue[T]) check() error { return q.c.checkObject(q.keys.dest, q.badName) }
-
-// begin starts observing one of the queue's operations (observe.go).
-func (q *DelayedQueue[T]) begin(ctx context.Context, op string) (context.Context, *opRecord) {
-	return q.c.begin(ctx, delayQueueKind, q.keys.dest, op)
-}
-
-func (q *DelayedQueue[T]) wrap(err error) error { return objectErr(delayQueueKind, q.keys.dest, err) }
 
 // Start makes this handle run the queue, as its first call would, and
 // waits until Redis has confirmed the subscription to the queue's channel
@@ -216,9 +200,9 @@ func (q *DelayedQueue[T]) Offer(ctx context.Context, v T, delay time.Duration) e
 // returns the errors of Offer; when one value does not encode, none is
 // scheduled.
 func (q *DelayedQueue[T]) OfferAll(ctx context.Context, vs []T, delay time.Duration) (err error) {
-	ctx, rec := q.begin(ctx, opDelayOffer)
+	ctx, rec, err := q.open(ctx, opDelayOffer)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	if delay < 0 {
@@ -272,9 +256,9 @@ func delayValue(e []byte) ([]byte, bool) {
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
 func (q *DelayedQueue[T]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := q.begin(ctx, opDelaySize)
+	ctx, rec, err := q.open(ctx, opDelaySize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	q.use(ctx)
@@ -299,9 +283,9 @@ func (q *DelayedQueue[T]) Remove(ctx context.Context, v T) (bool, error) {
 }
 
 func (q *DelayedQueue[T]) find(ctx context.Context, op string, v T, remove string) (_ bool, err error) {
-	ctx, rec := q.begin(ctx, op)
+	ctx, rec, err := q.open(ctx, op)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b, err := encodeNonNil(q.codec, q.object, v)
@@ -319,9 +303,9 @@ func (q *DelayedQueue[T]) find(ctx context.Context, op string, v T, remove strin
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (q *DelayedQueue[T]) ReadAll(ctx context.Context) (_ []T, err error) {
-	ctx, rec := q.begin(ctx, opDelayReadAll)
+	ctx, rec, err := q.open(ctx, opDelayReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	q.use(ctx)
@@ -351,9 +335,9 @@ func (q *DelayedQueue[T]) ReadAll(ctx context.Context) (_ []T, err error) {
 // touched. It returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
 func (q *DelayedQueue[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := q.begin(ctx, opDelayDelete)
+	ctx, rec, err := q.open(ctx, opDelayDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	q.use(ctx)

@@ -26,22 +26,20 @@ const (
 // queue (per destination), shared by every handle of that queue that runs
 // it (reference-counted), started by the first and stopped by the last
 // handle's Destroy, or by close (Client.Close), which cancels and then
-// waits for them all. The goroutine listens on the queue's channel through
+// waits for them all (each run is a goroutine of the mover's lazyLoop). The goroutine listens on the queue's channel through
 // the client's shared pub/sub service and keeps one timer, armed at the
 // earliest due time it knows.
 //
-// Locking: mu guards runs, closed, the counters and every run's refs; the
+// Locking: mu guards runs, the counters and every run's refs; the
 // rest of a run is immutable or belongs to its goroutine (mover).
 type delayMover struct {
 	scripts *scripts
 	pubsub  *pubsubService
-	ctx     context.Context // cancelled by close
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	emit    *emitter
+	loop    *lazyLoop // the runs' goroutines; stopped by close
 
 	mu     sync.Mutex
 	runs   map[string]*delayRun
-	closed bool
 	calls  int // transfer calls made, see stats
 	moved  int // elements moved, see stats
 	failed int // transfer calls failed, see stats
@@ -57,9 +55,8 @@ type delayRun struct {
 	started chan struct{} // closed after the first transfer since Redis confirmed the subscription
 }
 
-func newDelayMover(s *scripts, p *pubsubService) *delayMover {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &delayMover{scripts: s, pubsub: p, ctx: ctx, cancel: cancel, runs: make(map[string]*delayRun)}
+func newDelayMover(s *scripts, p *pubsubService, em *emitter) *delayMover {
+	return &delayMover{scripts: s, pubsub: p, emit: em, loop: newLazyLoop(), runs: make(map[string]*delayRun)}
 }
 
 // acquire takes one reference to the run of the queue with keys k, starting
@@ -67,16 +64,17 @@ func newDelayMover(s *scripts, p *pubsubService) *delayMover {
 func (m *delayMover) acquire(k delayKeys) (*delayRun, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
+	if m.loop.isStopped() {
 		return nil, ErrClientClosed
 	}
 	r := m.runs[k.dest]
 	if r == nil {
 		r = &delayRun{m: m, keys: []string{k.dest, k.timeout, k.list}, channel: k.channel,
 			stop: make(chan struct{}), started: make(chan struct{})}
+		if !m.loop.spawn(r.loop) {
+			return nil, ErrClientClosed
+		}
 		m.runs[k.dest] = r
-		m.wg.Add(1)
-		go r.loop()
 	}
 	r.refs++
 	return r, nil
@@ -100,11 +98,7 @@ func (m *delayMover) release(r *delayRun) {
 // one script, either ran whole on the server or not at all), and waits for
 // their goroutines.
 func (m *delayMover) close() {
-	m.mu.Lock()
-	m.closed = true
-	m.mu.Unlock()
-	m.cancel()
-	m.wg.Wait()
+	m.loop.close()
 	m.mu.Lock()
 	clear(m.runs)
 	m.mu.Unlock()
@@ -127,39 +121,38 @@ func (m *delayMover) count(moved int, err error) {
 // earlier one published by an offer. After a reconnect of the pub/sub
 // connection, or when a message was dropped, it transfers (and so re-reads
 // the earliest due time) at once, since a message may have been lost.
-func (r *delayRun) loop() {
-	defer r.m.wg.Done()
+func (r *delayRun) loop(ctx context.Context) {
 	startedOnce := sync.OnceFunc(func() { close(r.started) })
 	defer startedOnce()
 	l := &listener{ch: make(chan string, 64), resubscribed: make(chan struct{}, 1)}
-	sub, err := r.m.pubsub.listen(r.m.ctx, chanKey{name: r.channel}, l)
+	sub, err := r.m.pubsub.listen(ctx, chanKey{name: r.channel}, l)
 	if err != nil {
 		return // the client is closing
 	}
 	defer sub.close()
-	ready := sub.e.ready
+	ready := sub.confirmed()
 
 	t := mover{run: r, timer: time.NewTimer(time.Hour)}
 	t.timer.Stop()
 	defer t.timer.Stop()
-	t.transfer()
+	t.transfer(ctx)
 	var dropped int64
 	for {
 		select {
 		case <-r.stop:
 			return
-		case <-r.m.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-ready:
 			ready = nil
-			t.transfer()
+			t.transfer(ctx)
 			startedOnce()
 		case <-l.resubscribed:
-			t.transfer()
+			t.transfer(ctx)
 		case p := <-l.ch:
 			if n := l.dropped.Load(); n != dropped {
 				dropped = n
-				t.transfer()
+				t.transfer(ctx)
 				continue
 			}
 			// Redisson publishes the due time in ms of the server's clock.
@@ -168,7 +161,7 @@ func (r *delayRun) loop() {
 			}
 		case <-t.timer.C:
 			t.armed = time.Time{}
-			t.transfer()
+			t.transfer(ctx)
 		}
 	}
 }
@@ -185,16 +178,17 @@ type mover struct {
 }
 
 // transfer moves what is due, a batch per call, until a call moves less
-// than a full batch, and arms the timer at the earliest due time left. A
-// failed call arms it for a retry after a growing back-off, and is reported
+// than a full batch or stop (the mover's stop signal) ends, and arms the
+// timer at the earliest due time left. A failed call arms it for a retry
+// after a growing back-off, and is reported
 // as an EventDelayMoveFailed.
-func (t *mover) transfer() {
+func (t *mover) transfer(stop context.Context) {
 	r := t.run
 	for {
-		if r.m.ctx.Err() != nil {
+		if stop.Err() != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.m.ctx, delayCallTimeout)
+		ctx, cancel := context.WithTimeout(stop, delayCallTimeout)
 		sent := time.Now()
 		res, err := r.m.scripts.run(ctx, scriptDelayTransfer, r.keys, delayBatch).Int64Slice()
 		back := time.Now()
@@ -204,8 +198,8 @@ func (t *mover) transfer() {
 		}
 		if err != nil {
 			r.m.count(0, err)
-			if r.m.ctx.Err() == nil { // not Close cancelling the call
-				r.m.scripts.emit.emit(Event{Type: EventDelayMoveFailed, Kind: delayQueueKind, Name: r.keys[0],
+			if stop.Err() == nil { // not Close cancelling the call
+				r.m.emit.emit(Event{Type: EventDelayMoveFailed, Kind: delayQueueKind, Name: r.keys[0],
 					Err: objectErr(delayQueueKind, r.keys[0], err)})
 			}
 			t.retry = min(max(2*t.retry, delayRetry), delayRetryMax)

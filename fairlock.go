@@ -75,15 +75,15 @@ func fairWakePolicy(payload string) wake {
 // and leaves the queue when it gives up.
 func fairIdentity(c *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	queue := fairQueueKey(n.name)
-	timeouts := prefixName("redisson_lock_timeout", n.name)
-	alive := prefixName("redisson_lock_alive", n.name)
-	id.acqKeys = []string{n.name, n.tokenKey, alive, queue, timeouts, n.channel}
-	id.relKeys = []string{n.name, n.channel, "", queue, timeouts, alive}
+	queue := fairQueueKey(n.key)
+	timeouts := prefixName("redisson_lock_timeout", n.key)
+	alive := prefixName("redisson_lock_alive", n.key)
+	id.acqKeys = []string{n.key, n.tokenKey, alive, queue, timeouts, n.channel}
+	id.relKeys = []string{n.key, n.channel, "", queue, timeouts, alive}
 	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{c.fairWaiterArg(), c.tokenTTLArg()}
 	id.waitArg = fairAllowance
-	leaveKeys := []string{n.name, n.channel, queue, timeouts, alive}
+	leaveKeys := []string{n.key, n.channel, queue, timeouts, alive}
 	id.wait = waitSpec{
 		channel: n.channel + ":" + field,
 		policy:  fairWakePolicy,

@@ -23,8 +23,7 @@ import (
 // A FixedWindowLimiter is safe for concurrent use and holds no state of its
 // own.
 type FixedWindowLimiter struct {
-	c         *Client
-	name      string
+	base      // its keys are per identity, in slots of their own: any name is usable
 	limit     int64
 	window    time.Duration
 	badConfig error
@@ -46,8 +45,7 @@ const maxExactCount = 1<<53 - 1
 // milliseconds.
 func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Duration) *FixedWindowLimiter {
 	l := &FixedWindowLimiter{
-		c:         c,
-		name:      name,
+		base:      newBase(c, fixedWindowKind, name, nil),
 		limit:     limit,
 		window:    window.Truncate(time.Millisecond),
 		limitArg:  strconv.FormatInt(limit, 10),
@@ -82,7 +80,7 @@ func (l *FixedWindowLimiter) Policy() RatePolicy {
 // another Redis type (or a string that is not a count), ErrEmptyName,
 // ErrClientClosed, or a Redis error; Redis is then unchanged.
 func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (d RateDecision, err error) {
-	ctx, rec := l.c.begin(ctx, fixedWindowKind, l.name, opRateAllow)
+	ctx, rec := l.begin(ctx, opRateAllow)
 	defer func() { rec.end(err, grantedIf(d.Allowed)) }()
 	if err := checkAllow(l.c, fixedWindowKind, l.name, l.badConfig, key, n, l.limit); err != nil {
 		return RateDecision{}, err

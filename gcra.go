@@ -23,8 +23,7 @@ import (
 //
 // A GCRALimiter is safe for concurrent use and holds no state of its own.
 type GCRALimiter struct {
-	c           *Client
-	name        string
+	base        // its keys are per identity, in slots of their own: any name is usable
 	rate        int64
 	period      time.Duration
 	burst       int64
@@ -47,7 +46,7 @@ const maxTolerance = 100 * 365 * 24 * time.Hour
 // or burst × interval beyond 100 years) makes every call return
 // ErrInvalidRate; an empty name, ErrEmptyName.
 func (c *Client) GetGCRALimiter(name string, rate int64, period time.Duration, burst int64) *GCRALimiter {
-	l := &GCRALimiter{c: c, name: name, rate: rate, period: period, burst: burst}
+	l := &GCRALimiter{base: newBase(c, gcraKind, name, nil), rate: rate, period: period, burst: burst}
 	if rate >= 1 {
 		l.interval = (period / time.Duration(rate)).Truncate(time.Microsecond)
 	}
@@ -94,7 +93,7 @@ func (l *GCRALimiter) Policy() RatePolicy {
 // another Redis type (or a string that is not a time), ErrEmptyName,
 // ErrClientClosed, or a Redis error; Redis is then unchanged.
 func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (d RateDecision, err error) {
-	ctx, rec := l.c.begin(ctx, gcraKind, l.name, opRateAllow)
+	ctx, rec := l.begin(ctx, opRateAllow)
 	defer func() { rec.end(err, grantedIf(d.Allowed)) }()
 	if err := checkAllow(l.c, gcraKind, l.name, l.badConfig, key, n, l.burst); err != nil {
 		return RateDecision{}, err

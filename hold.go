@@ -11,16 +11,16 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	kind    *lockKind     // the lock's: its renew and drop scripts, its name in events
+	renewal *renewal      // how the watchdog renews it, and names it in events
 	taken   time.Duration // when the acquisition that took it was sent, since epoch
 	key     string        // lock key
 	field   string        // owner field
 	channel string        // unlock channel
 	slot    int           // hash slot of key, on Cluster
 	seq     uint64        // unique within the client
-	pub     any           // with kind.drop: the publish command (kind.drop nil: a stale field is left to expire)
-	// renewArgs are the hold's arguments to renew after the lease; they
-	// live in renewBuf when they fit (no allocation of their own).
+	pub     any           // with renewal.drop: the publish command (drop nil: a stale field is left to expire)
+	// renewArgs are the hold's arguments to renewal.script after the lease;
+	// they live in renewBuf when they fit (no allocation of their own).
 	renewArgs []any
 	renewBuf  [2]any
 	done      chan struct{}
@@ -35,6 +35,19 @@ type hold struct {
 	// Guarded by watchdog.mu.
 	expires time.Time // monotonic lease deadline known to this client
 	expired bool      // ended by the watchdog at expires, without an answer
+}
+
+// renewal is what the watchdog needs to renew the holds of one kind of
+// lock, and to name them in events. The lock gives it to every hold it
+// starts (with the hold's own renewArgs and pub), so that the watchdog
+// knows no lock kind. It is shared by the holds and never modified.
+type renewal struct {
+	what   string  // the lock's kind, in events
+	suffix string  // what follows the owner in the hold's field
+	script *script // renews a batch: KEYS [key...]; ARGV [lease, each hold's renewArgs...]
+	// drop removes a stale field a late renewal kept alive: KEYS [key,
+	// channel]; ARGV [field, pub]. nil: the field is left to expire.
+	drop *script
 }
 
 func newHold(key, field, channel string, slot int) *hold {
@@ -61,10 +74,10 @@ func (h *hold) since() time.Time { return epoch.Add(h.taken) }
 
 // what returns the lock's kind and owner, for events.
 func (h *hold) what() (kind, owner string) {
-	if h.kind == nil {
+	if h.renewal == nil {
 		return "", h.field
 	}
-	return h.kind.what, strings.TrimSuffix(h.field, h.kind.suffix)
+	return h.renewal.what, strings.TrimSuffix(h.field, h.renewal.suffix)
 }
 
 // lose ends h with ErrLeaseLost, reporting the loss (cause says how it was

@@ -23,10 +23,8 @@ const idGenKind = "idgenerator"
 // The name keeps Redisson's spelling. An IdGenerator is safe for concurrent
 // use; share one handle per name to get the fewest round trips.
 type IdGenerator struct {
-	c          *Client
-	name       string
+	base
 	allocation string
-	badName    error
 
 	lock chan struct{} // held (full) while the block is used or refilled
 	next int64         // next id to hand out
@@ -38,20 +36,16 @@ type IdGenerator struct {
 // name containing '{' must carry a complete hash tag; other such names
 // return ErrInvalidName.
 func (c *Client) GetIdGenerator(name string) *IdGenerator {
-	g := &IdGenerator{
-		c:          c,
-		name:       name,
-		allocation: suffixName(name, "allocation"),
+	allocation := suffixName(name, "allocation")
+	return &IdGenerator{
+		base:       newBase(c, idGenKind, name, nil, allocation),
+		allocation: allocation,
 		lock:       make(chan struct{}, 1),
 	}
-	g.badName = c.nameError(idGenKind, name, g.allocation)
-	return g
 }
 
 // Name returns the generator's name, the Redis key of its counter.
 func (g *IdGenerator) Name() string { return g.name }
-
-func (g *IdGenerator) check() error { return g.c.checkObject(g.name, g.badName) }
 
 func (g *IdGenerator) err(err error) error {
 	if err != nil && strings.Contains(err.Error(), "not positive") {
@@ -72,9 +66,9 @@ func (g *IdGenerator) err(err error) error {
 // ErrInvalidName, ErrClientClosed, or a Redis error otherwise. A rejected
 // call leaves Redis unchanged.
 func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) (_ bool, err error) {
-	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDTryInit)
+	ctx, rec, err := g.open(ctx, opIDTryInit)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := g.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if allocationSize < 1 {
@@ -94,9 +88,9 @@ func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) 
 // type or a value that is not an integer), ErrClientClosed, or a Redis
 // error otherwise.
 func (g *IdGenerator) NextID(ctx context.Context) (_ int64, err error) {
-	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDNext)
+	ctx, rec, err := g.open(ctx, opIDNext)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := g.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -144,9 +138,9 @@ func (g *IdGenerator) reserve(ctx context.Context) error {
 // ErrClientClosed, or a Redis error; ctx.Err() (wrapped) when ctx ends
 // while another caller holds the handle.
 func (g *IdGenerator) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := g.c.begin(ctx, idGenKind, g.name, opIDDelete)
+	ctx, rec, err := g.open(ctx, opIDDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := g.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	select {

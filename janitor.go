@@ -20,27 +20,24 @@ type janitor struct {
 	interval time.Duration
 	emit     *emitter
 
-	mu      sync.Mutex
-	keys    []string
-	started bool
-	closed  bool
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	mu   sync.Mutex
+	keys []string
+	kick chan struct{}
+	loop *lazyLoop // started by the first key
 }
 
 // janitorBatch is the queue length that triggers a flush before the next
 // interval.
 const janitorBatch = 256
 
-func newJanitor(rdb redis.UniversalClient, topo topology, interval time.Duration) *janitor {
+func newJanitor(rdb redis.UniversalClient, topo topology, em *emitter, interval time.Duration) *janitor {
 	return &janitor{
 		rdb:      rdb,
 		topo:     topo,
+		emit:     em,
 		interval: interval,
 		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		loop:     newLazyLoop(),
 	}
 }
 
@@ -48,14 +45,10 @@ func newJanitor(rdb redis.UniversalClient, topo topology, interval time.Duration
 func (j *janitor) add(key string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed {
+	if !j.loop.start(j.run) {
 		return
 	}
 	j.keys = append(j.keys, key)
-	if !j.started {
-		j.started = true
-		go j.loop()
-	}
 	if len(j.keys) >= janitorBatch {
 		select {
 		case j.kick <- struct{}{}:
@@ -64,13 +57,14 @@ func (j *janitor) add(key string) {
 	}
 }
 
-func (j *janitor) loop() {
-	defer close(j.done)
+// run flushes every interval, or at once when the queue is long, until ctx
+// (the lazyLoop's) is cancelled.
+func (j *janitor) run(ctx context.Context) {
 	t := time.NewTicker(j.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-j.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-j.kick:
@@ -111,17 +105,4 @@ func (j *janitor) flush() {
 }
 
 // close stops the loop and waits for it; queued keys are left to expire.
-func (j *janitor) close() {
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
-		return
-	}
-	j.closed = true
-	started := j.started
-	j.mu.Unlock()
-	close(j.stop)
-	if started {
-		<-j.done
-	}
-}
+func (j *janitor) close() { j.loop.close() }

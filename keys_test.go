@@ -171,10 +171,11 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := testCtx(t, 2*time.Minute)
-	c := newClient(t, rdb, nil)
 	// Hold the janitor's deletions until the end, so that the latches and
 	// call markers it would delete within a second can be seen.
-	c.janitor = newJanitor(rdb, c.topo, time.Hour)
+	tune := defaultTuning
+	tune.janitorEvery = time.Hour
+	c := newTunedClient(t, rdb, nil, tune)
 
 	// The objects' names: one per instance; MultiLock's parts are Locks.
 	names := map[string][]string{}

@@ -90,16 +90,12 @@ type LocalCachedMap[K comparable, V any] struct {
 // empty name makes every method return ErrEmptyName, options out of range
 // ErrInvalidOption.
 func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCacheOptions, opts ...ObjectOption) *LocalCachedMap[K, V] {
-	m := &Map[K, V]{
-		c:      c,
-		kind:   mapKind, // its errors and operations name a map, as before Map had a kind
-		opKind: mapKind,
-		name:   name,
-		object: fmt.Sprintf("%s %q", localCacheKind, name),
-		codec:  c.objectCodec(opts),
-		badName: c.nameError(localCacheKind, name,
-			suffixName(name, "topic"), prefixName("redisson__cache_updates_log", name)),
-	}
+	// Its errors and operations name a map, as before Map had a kind; its
+	// codec errors and bad names the local cached map.
+	b := newBase(c, localCacheKind, name, c.objectCodec(opts),
+		suffixName(name, "topic"), prefixName("redisson__cache_updates_log", name))
+	b.kind, b.opKind = mapKind, mapKind
+	m := &Map[K, V]{b}
 	lc := &LocalCachedMap[K, V]{
 		m:      m,
 		opts:   o,
@@ -126,9 +122,10 @@ func (lc *LocalCachedMap[K, V]) wrap(err error) error {
 	return objectErr(localCacheKind, lc.m.name, err)
 }
 
-// begin is every call's precondition; it returns the local cache, starting
-// the handle (cache, goroutine, subscription) on first use.
-func (lc *LocalCachedMap[K, V]) begin(ctx context.Context) (*near[K, V], error) {
+// ready is every call's precondition (the map's check, then the handle's
+// own); it returns the local cache, starting the handle (cache, goroutine,
+// subscription) on first use.
+func (lc *LocalCachedMap[K, V]) ready(ctx context.Context) (*near[K, V], error) {
 	if err := lc.m.check(); err != nil {
 		return nil, err
 	}
@@ -158,7 +155,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 	if n == nil {
 		n = newNear[K, V](lc.opts)
 		done := make(chan struct{})
-		if !lc.m.c.goOwned(func() { lc.run(n, done) }) {
+		if !lc.m.c.handles.spawn(func(context.Context) { lc.run(n, done) }) {
 			n.cache.stop()
 			return nil, ErrClientClosed
 		}
@@ -248,7 +245,7 @@ func comparableKey[K any](key K) bool { return reflect.ValueOf(&key).Elem().Comp
 // errors of Map.Get, ErrInvalidOption and ErrHandleClosed.
 func (lc *LocalCachedMap[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
 	var zero V
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return zero, false, err
 	}
@@ -285,7 +282,7 @@ func (lc *LocalCachedMap[K, V]) Get(ctx context.Context, key K) (V, bool, error)
 // from the local cache and the others with one HMGET (caching them). No
 // keys is no call and an empty map. It returns the errors of Get.
 func (lc *LocalCachedMap[K, V]) GetAll(ctx context.Context, keys ...K) (map[K]V, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +336,7 @@ func (lc *LocalCachedMap[K, V]) GetAll(ctx context.Context, keys ...K) (map[K]V,
 // ContainsKey reports whether key is present: true at once when the local
 // cache holds it, otherwise one HEXISTS. It returns the errors of Get.
 func (lc *LocalCachedMap[K, V]) ContainsKey(ctx context.Context, key K) (bool, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -361,7 +358,7 @@ func (lc *LocalCachedMap[K, V]) ContainsKey(ctx context.Context, key K) (bool, e
 // ErrInvalidName, ErrInvalidOption, ErrWrongType, ErrClientClosed,
 // ErrHandleClosed, or a Redis error.
 func (lc *LocalCachedMap[K, V]) Size(ctx context.Context) (int64, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -376,7 +373,7 @@ func (lc *LocalCachedMap[K, V]) Size(ctx context.Context) (int64, error) {
 // without caching them; with StoreLocalCacheOnly, the local cache's. It
 // returns the errors of Map.ReadAll, ErrInvalidOption and ErrHandleClosed.
 func (lc *LocalCachedMap[K, V]) ReadAll(ctx context.Context) (map[K]V, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return nil, err
 	}

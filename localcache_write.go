@@ -34,7 +34,7 @@ func (lc *LocalCachedMap[K, V]) FastPut(ctx context.Context, key K, v V) (bool, 
 }
 
 func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool) (prev V, had, isNew bool, err error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return prev, false, false, err
 	}
@@ -89,7 +89,7 @@ func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool
 // returns the errors of Get.
 func (lc *LocalCachedMap[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
 	var zero V
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return zero, false, err
 	}
@@ -121,7 +121,7 @@ func (lc *LocalCachedMap[K, V]) Remove(ctx context.Context, key K) (V, bool, err
 // message. No keys is no call and 0. It returns the errors of Map.FastRemove,
 // ErrInvalidOption and ErrHandleClosed.
 func (lc *LocalCachedMap[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil || len(keys) == 0 {
 		return 0, err
 	}
@@ -160,7 +160,7 @@ func (lc *LocalCachedMap[K, V]) FastRemove(ctx context.Context, keys ...K) (int6
 // one message naming them all. An empty map is no call. It returns the
 // errors of Put.
 func (lc *LocalCachedMap[K, V]) PutAll(ctx context.Context, entries map[K]V) error {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil || len(entries) == 0 {
 		return err
 	}
@@ -231,7 +231,7 @@ func (lc *LocalCachedMap[K, V]) writingAll(n *near[K, V], keys []K, hashes [][16
 // ErrEmptyName, ErrInvalidName, ErrInvalidOption, ErrClientClosed,
 // ErrHandleClosed, or a Redis error.
 func (lc *LocalCachedMap[K, V]) Delete(ctx context.Context) (bool, error) {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -257,7 +257,7 @@ func (lc *LocalCachedMap[K, V]) Delete(ctx context.Context) (bool, error) {
 // ErrEmptyName, ErrInvalidName, ErrInvalidOption, ErrClientClosed,
 // ErrHandleClosed, or a Redis error.
 func (lc *LocalCachedMap[K, V]) ClearLocalCache(ctx context.Context) error {
-	n, err := lc.begin(ctx)
+	n, err := lc.ready(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,9 @@ import (
 // The Lock's state and the bookkeeping of its hold, at the bottom of the
 // lock files: rlock_calls.go (its calls to Redis), rlock_owner.go (the gate
 // between goroutines and re-entry) and rlock.go (the public API) build on
-// it, and it reads only the kinds of lockkind.go and the hold of hold.go.
-// Every method here runs with l.mu held, except ident, and init and
+// it, and it reads only the kinds of lockkind.go and the hold of hold.go (a
+// hold it starts carries its kind's renewal spec, so the watchdog reads no
+// kind). Every method here runs with l.mu held, except ident, and init and
 // newIdentity while the handle is being built.
 
 // lockCore is what every Lock handle is underneath: its identity, the gate
@@ -19,11 +20,10 @@ import (
 // machinery (this file, rlock_calls.go, rlock_owner.go) works on it; the
 // public API (rlock.go) embeds it, so the machinery never reaches back up.
 type lockCore struct {
-	c *Client
-	lockNames
-	kind     *lockKind
-	latchPre string // unlock latch key prefix
-	badName  error  // set when the name cannot work on this topology
+	base      // kind: kind.what
+	lockNames // the keys
+	kind      *lockKind
+	latchPre  string // unlock latch key prefix
 
 	// gate holds a token from the start of an acquisition that is not a
 	// re-entry until its hold ends (final Unlock, or loss): the goroutines
@@ -138,12 +138,13 @@ func (l *lockCore) endAt(h *hold, deadline time.Time) {
 }
 
 // newHold starts a hold of l's current owner, with what the watchdog needs
-// to renew it.
+// to renew it: the kind's renewal spec, the owner's renewal arguments and,
+// for a kind that drops stale fields, the publish command.
 func (l *lockCore) newHold() *hold {
 	id := l.ident()
 	h := newHold(l.name, id.field, l.channel, l.c.slot(l.name))
-	h.kind = l.kind
-	if l.kind.drop != nil {
+	h.renewal = l.kind.holdRenewal()
+	if h.renewal.drop != nil {
 		h.pub = l.c.pubsub.publishArgBackground()
 	}
 	h.seq = l.c.requests.Add(1)
@@ -164,16 +165,15 @@ func latest(deadlines []time.Time) time.Time {
 
 // init makes l a handle of the given kind; owner "" takes a new owner.
 func (l *lockCore) init(c *Client, kind *lockKind, name, channel, owner string) {
-	l.c = c
+	l.base = newBase(c, kind.what, name, nil, channel)
 	l.lockNames = lockNames{
-		name:     name,
+		key:      name,
 		channel:  channel,
 		tokenKey: prefixName("redisson_lock_token", name),
 	}
 	l.kind = kind
 	l.latchPre = prefixName("redisson_unlock_latch", name) + ":"
-	l.base = newBaseKeys(name, l.tokenKey, channel)
-	l.badName = c.nameError(kind.what, name, l.channel)
+	l.keys = newBaseKeys(name, l.tokenKey, channel)
 	if !kind.shared {
 		l.gate = make(chan struct{}, 1)
 	}

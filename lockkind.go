@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -18,7 +19,7 @@ type lockKind struct {
 	force     *script
 	forceArgs func(pub any) []any // ARGV of force, given the publish command
 	state     *script
-	renew     *script // watchdog batch renewal; per hold: key + renewArgs(hold)
+	renew     *script // batch renewal (the watchdog's, via holdRenewal) and Extend; per hold: key + renewArgs
 	drop      *script // removes a stale field after a late renewal; nil: leave it to expire
 	announce  bool    // a waiter's acquisition is announced on the channel
 
@@ -53,16 +54,28 @@ type lockKind struct {
 	// full release's latch is named by the owner and the hold's number
 	// rather than by the latest token.
 	untokened bool
+
+	renewalOnce sync.Once
+	renewalSpec *renewal // see holdRenewal
+}
+
+// holdRenewal returns the renewal spec the kind's holds give the watchdog,
+// built once from what, suffix, renew and drop.
+func (k *lockKind) holdRenewal() *renewal {
+	k.renewalOnce.Do(func() {
+		k.renewalSpec = &renewal{what: k.what, suffix: k.suffix, script: k.renew, drop: k.drop}
+	})
+	return k.renewalSpec
 }
 
 // lockNames are the keys of one lock, whoever owns it.
 type lockNames struct {
-	name     string
+	key      string // the lock's hash: its name
 	channel  string // unlock channel
 	tokenKey string // fencing counter
-	// base is the KEYS of the plain and write kinds' calls, built once
+	// keys is the KEYS of the plain and write kinds' calls, built once
 	// per handle and shared by its identities of those kinds.
-	base *baseKeys
+	keys *baseKeys
 }
 
 // baseKeys are the KEYS of baseIdentity's calls, with their boxed forms
@@ -121,10 +134,10 @@ func baseIdentity(n lockNames, owner, field string) *identity {
 		owner:      owner,
 		field:      field,
 		fieldArg:   field,
-		acqKeys:    n.base.acq,
-		acqKeysArg: n.base.acqArg,
-		relKeys:    n.base.rel,
-		relKeysArg: n.base.relArg,
+		acqKeys:    n.keys.acq,
+		acqKeysArg: n.keys.acqArg,
+		relKeys:    n.keys.rel,
+		relKeysArg: n.keys.relArg,
 		wait:       waitSpec{channel: n.channel, policy: lockWakePolicy},
 	}
 }
@@ -147,7 +160,7 @@ func (c *Client) tokenTTLArg() any {
 }
 
 // lockWakePolicy: the unlock message 0 hands the lock to one waiter (across
-// clients, see pubsubService); the read-unlock message 1 (read-write locks)
+// clients, see internal/pubsub); the read-unlock message 1 (read-write locks)
 // wakes all. Numbers n >= 2 are ours (Redisson ignores them) and announce a
 // new hold: 2 by a caller that had not waited, n >= 3 by a waiter that
 // waited n-3 milliseconds. Negative numbers are ours too (ignored by
@@ -252,9 +265,9 @@ var (
 // needs the owner's write field (a writer may take the read lock).
 func readIdentity(_ *Client, n lockNames, owner, field string) *identity {
 	id := baseIdentity(n, owner, field)
-	timeouts := suffixName(n.name, owner+":rwlock_timeout")
-	id.acqKeys = []string{n.name, timeouts, n.channel}
-	id.relKeys = []string{n.name, n.channel, "", timeouts, rwKeyPrefix(n.name)}
+	timeouts := suffixName(n.key, owner+":rwlock_timeout")
+	id.acqKeys = []string{n.key, timeouts, n.channel}
+	id.relKeys = []string{n.key, n.channel, "", timeouts, rwKeyPrefix(n.key)}
 	id.acqKeysArg, id.relKeysArg = boxKeys(id.acqKeys), boxKeys(id.relKeys)
 	id.acqExtra = []any{owner + ":write"}
 	id.renewExtra = []any{timeouts}

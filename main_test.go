@@ -66,6 +66,12 @@ func deleteLockKeys(rdb redis.UniversalClient, name string) {
 // newClient returns a Client on rdb, closed when the test ends.
 func newClient(t testing.TB, rdb redis.UniversalClient, opts *Options) *Client {
 	t.Helper()
+	return newTunedClient(t, rdb, opts, defaultTuning)
+}
+
+// newTunedClient is newClient with the services tuned by tune.
+func newTunedClient(t testing.TB, rdb redis.UniversalClient, opts *Options, tune tuning) *Client {
+	t.Helper()
 	if opts == nil || opts.Logger == nil {
 		// Tests that lose leases on purpose would fill the output with
 		// the client's warnings; the ones that check logs pass a Logger.
@@ -76,7 +82,7 @@ func newClient(t testing.TB, rdb redis.UniversalClient, opts *Options) *Client {
 		o.Logger = slog.New(slog.DiscardHandler)
 		opts = &o
 	}
-	c, err := New(rdb, opts)
+	c, err := newTuned(rdb, opts, tune)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -97,7 +97,7 @@ func mapCacheKeys(name string) []string {
 func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOption) *MapCache[K, V] {
 	keys := mapCacheKeys(name)
 	return &MapCache[K, V]{
-		m:    newMap[K, V](c, mapCacheKind, name, opts, c.nameError(mapCacheKind, name, keys...)),
+		m:    newMap[K, V](c, mapCacheKind, name, opts, keys...),
 		keys: keys,
 	}
 }
@@ -193,10 +193,10 @@ func (mc *MapCache[K, V]) millis(what string, d time.Duration) (int64, error) {
 // does not decode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheGet)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	k, err := mc.m.encodeKey(key)
@@ -209,9 +209,9 @@ func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err erro
 // ContainsKey reports whether key has an entry that has not expired. It is
 // an access, as Get is, and returns the errors of Get.
 func (mc *MapCache[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheContainsKey)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	k, err := mc.m.encodeKey(key)
@@ -290,9 +290,9 @@ func (mc *MapCache[K, V]) FastPutIfAbsentWithTTL(ctx context.Context, key K, v V
 // put runs mapcache_put and returns whether it stored v and the previous
 // live entry (nil when none).
 func (mc *MapCache[K, V]) put(ctx context.Context, op, mode string, key K, v V, ttl, maxIdle time.Duration) (_ bool, _ any, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, op)
+	ctx, rec, err := mc.m.open(ctx, op)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return false, nil, err
 	}
 	ttlMs, err := mc.millis("ttl", ttl)
@@ -327,10 +327,10 @@ func (mc *MapCache[K, V]) put(ctx context.Context, op, mode string, key K, v V, 
 // the same). When the bytes do not decode the entry is removed all the same
 // and the error matches ErrCodec. It returns the errors of Get.
 func (mc *MapCache[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheRemove)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	k, err := mc.m.encodeKey(key)
@@ -355,9 +355,9 @@ func (mc *MapCache[K, V]) Size(ctx context.Context) (int64, error) {
 // stored key or value does not decode; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (mc *MapCache[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheReadAll)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	r, err := mc.run(ctx, scriptMapCacheReadAll).Slice()
@@ -431,9 +431,9 @@ func (mc *MapCache[K, V]) Iterator(batch int) *MapIterator[K, V] {
 // listeners stay subscribed), and reports whether any of them existed. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
 func (mc *MapCache[K, V]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheDelete)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	mc.m.c.trip(ctx, 1)

@@ -35,19 +35,15 @@ const (
 type mapCacheService struct {
 	scripts  *scripts
 	pubsub   *pubsubService
+	emit     *emitter
 	interval time.Duration
 	batch    int
 
-	mu      sync.Mutex
-	maps    map[string]*evictTarget
-	started bool
-	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
-	ctx     context.Context // of the pass's calls, cancelled by close
-	cancel  context.CancelFunc
-
-	listeners sync.WaitGroup // guarded by mu against Add after close
+	mu   sync.Mutex
+	maps map[string]*evictTarget
+	// loop runs the pass (its context is the pass's calls', cancelled by
+	// close) and counts the listeners' goroutines.
+	loop *lazyLoop
 
 	// Counts since New, for tests and benchmarks (guarded by mu).
 	calls   int           // eviction script calls
@@ -63,18 +59,15 @@ type evictTarget struct {
 	next  time.Time
 }
 
-func newMapCacheService(s *scripts, p *pubsubService, interval time.Duration, batch int) *mapCacheService {
-	ctx, cancel := context.WithCancel(context.Background())
+func newMapCacheService(s *scripts, p *pubsubService, em *emitter, interval time.Duration, batch int) *mapCacheService {
 	return &mapCacheService{
-		ctx:      ctx,
-		cancel:   cancel,
 		scripts:  s,
 		pubsub:   p,
+		emit:     em,
 		interval: interval,
 		batch:    batch,
 		maps:     make(map[string]*evictTarget),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		loop:     newLazyLoop(),
 	}
 }
 
@@ -83,44 +76,32 @@ func newMapCacheService(s *scripts, p *pubsubService, interval time.Duration, ba
 func (s *mapCacheService) add(name string, keys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if !s.loop.start(s.run) {
 		return
 	}
 	if _, ok := s.maps[name]; !ok {
 		s.maps[name] = &evictTarget{keys: keys, delay: s.interval}
 	}
-	if !s.started {
-		s.started = true
-		go s.loop()
-	}
 }
 
 // addListener counts a listener's goroutine about to start; false after
 // close.
-func (s *mapCacheService) addListener() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.listeners.Add(1)
-	return true
-}
+func (s *mapCacheService) addListener() bool { return s.loop.join() }
 
 // listenerDone counts a listener's goroutine out.
-func (s *mapCacheService) listenerDone() { s.listeners.Done() }
+func (s *mapCacheService) listenerDone() { s.loop.leave() }
 
-func (s *mapCacheService) loop() {
-	defer close(s.done)
+// run makes a pass every interval until ctx (the lazyLoop's) is cancelled.
+func (s *mapCacheService) run(ctx context.Context) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		s.pass(s.ctx)
+		s.pass(ctx)
 	}
 }
 
@@ -156,15 +137,24 @@ func (s *mapCacheService) pass(ctx context.Context) {
 }
 
 // evict deletes one map's expired entries, batch by batch, and returns how
-// many it deleted.
+// many it deleted. A failed call is an EventEvictFailed.
 func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int64 {
 	var total int64
 	for range mapCacheEvictCalls {
 		start := time.Now()
 		r, err := s.scripts.run(ctx, scriptMapCacheEvict, keys, pub, s.batch).Int64Slice()
 		took := time.Since(start)
-		if err != nil || len(r) != 2 {
-			return total // a failed call is tried again on the next visit
+		if err == nil && len(r) != 2 {
+			err = ErrUnexpectedReply
+		}
+		if err != nil {
+			// A failed call is tried again on the next visit; it is
+			// reported unless close cancelled it.
+			if ctx.Err() == nil {
+				s.emit.emit(Event{Type: EventEvictFailed, Kind: mapCacheKind, Name: keys[0],
+					Err: objectErr(mapCacheKind, keys[0], err)})
+			}
+			return total
 		}
 		s.mu.Lock()
 		s.calls++
@@ -183,19 +173,4 @@ func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int
 // close stops the pass (cancelling a call in flight) and waits for it and
 // for the listeners' goroutines, which end with the pub/sub service: close
 // it first.
-func (s *mapCacheService) close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	started := s.started
-	s.mu.Unlock()
-	close(s.stop)
-	s.cancel()
-	if started {
-		<-s.done
-	}
-	s.listeners.Wait()
-}
+func (s *mapCacheService) close() { s.loop.close() }

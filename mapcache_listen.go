@@ -66,9 +66,9 @@ func (mc *MapCache[K, V]) OnExpired(ctx context.Context, fn func(MapCacheEvent[K
 
 func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn func(MapCacheEvent[K, V])) (_ func(), err error) {
 	c := mc.m.c
-	ctx, rec := c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheListen)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheListen)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if fn == nil {
@@ -85,7 +85,7 @@ func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn fun
 	if !c.mapCaches.addListener() {
 		return nil, ErrClientClosed
 	}
-	t := &Topic[[]byte]{c: c, name: mc.keys[channel], codec: BytesCodec{}, sharded: sharded, kind: mapCacheKind + " listener"}
+	t := &Topic[[]byte]{base: newBase(c, mapCacheKind+" listener", mc.keys[channel], BytesCodec{}), sharded: sharded}
 	opts := []TopicOption{func(o *topicOptions) { o.onExit = c.mapCaches.listenerDone }}
 	sub, err := t.subscribe(ctx, opts, func(_ *TopicSubscription, payload []byte) bool {
 		if ev, err := mc.event(payload, parts); err == nil {

@@ -37,9 +37,9 @@ func (mc *MapCache[K, V]) SetMaxSize(ctx context.Context, n int) error {
 // mode (Redis unchanged); ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode EvictionMode) (err error) {
-	ctx, rec := mc.m.c.begin(ctx, mc.m.opKind, mc.m.name, opMapCacheSetMaxSize)
+	ctx, rec, err := mc.m.open(ctx, opMapCacheSetMaxSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := mc.m.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	var name string

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"maps"
 	"sort"
 	"strconv"
@@ -14,21 +15,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// quietMapCaches replaces c's eviction pass with one that visits every
-// interval (an hour: never, within a test), so that a test sees entries
-// that expired but were not deleted yet.
-func quietMapCaches(c *Client, interval time.Duration) {
-	c.mapCaches.close()
-	c.mapCaches = newMapCacheService(c.scripts, c.pubsub, interval, mapCacheEvictBatch)
-}
-
 // mapCacheClient returns a client on rdb whose eviction pass runs every
-// interval.
+// interval (an hour: never, within a test, so that a test sees entries
+// that expired but were not deleted yet).
 func mapCacheClient(t testing.TB, rdb redis.UniversalClient, interval time.Duration) *Client {
 	t.Helper()
-	c := newClient(t, rdb, nil)
-	quietMapCaches(c, interval)
-	return c
+	tune := defaultTuning
+	tune.mapCacheEvery = interval
+	return newTunedClient(t, rdb, nil, tune)
 }
 
 // mapCacheName returns a unique MapCache name whose keys are deleted when
@@ -772,5 +766,34 @@ func TestMapCacheObserved(t *testing.T) {
 	}
 	if ops := r.opsOf(opMapCachePut, name); len(ops) != 3 || ops[1].RoundTrips != 1 || ops[1].Outcome != OutcomeOK {
 		t.Errorf("puts observed: %+v; want three, the second one round trip, ok", ops)
+	}
+}
+
+// An eviction call that fails (the map's key holds another Redis type) is
+// an evict_failed event, logged at Warn; the pass goes on visiting.
+func TestMapCacheEvictFailedIsAnEvent(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := testCtx(t, time.Minute)
+	rec, logs := &recorder{}, newLogCapture(slog.LevelDebug)
+	tune := defaultTuning
+	tune.mapCacheEvery = 20 * time.Millisecond
+	c := newTunedClient(t, rdb, &Options{Observer: rec, Logger: slog.New(logs)}, tune)
+	name := mapCacheName(t, rdb)
+	if err := rdb.Set(ctx, name, "not a hash", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mc := GetMapCache[string, string](c, name)
+	if _, _, err := mc.Get(ctx, "k"); !errors.Is(err, ErrWrongType) { // registers the map with the pass
+		t.Fatalf("Get on a string key: %v; want ErrWrongType", err)
+	}
+	eventually(t, 20*time.Second, "an evict_failed event", func() bool { return len(rec.eventsOf(EventEvictFailed)) > 0 })
+	e := rec.eventsOf(EventEvictFailed)[0]
+	if e.Kind != mapCacheKind || e.Name != name || !errors.Is(e.Err, ErrWrongType) {
+		t.Errorf("evict_failed event %+v; want kind %q, name %q, an error matching ErrWrongType", e, mapCacheKind, name)
+	}
+	recs := logs.find("evict_failed")
+	if len(recs) == 0 || recs[0].level != slog.LevelWarn || recs[0].attrs["name"] != name {
+		t.Errorf("evict_failed log records %+v; want them at Warn naming %q", recs, name)
 	}
 }

@@ -92,11 +92,14 @@ const (
 	EventCloseWaiting                         // Close is waiting for work in flight (Name: what, Duration: how long at most)
 	EventWaiterGaveUp                         // a fair lock waiter lost its place in the queue (Kind, Name, Owner)
 	EventDelayMoveFailed                      // a delayed queue's mover failed to move due elements; it retries after a back-off (Kind, Name: the destination, Err)
+
+	EventQueueUnconfirmed // Close came before Redis confirmed a queue's hand-over to takers; they got the elements, a copy may stay in the in-flight list (Kind, Name, Count elements, Err)
+	EventEvictFailed      // a MapCache eviction call failed; the next visit retries (Kind, Name, Err)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
 	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up",
-	"delay_move_failed"}
+	"delay_move_failed", "queue_unconfirmed", "evict_failed"}
 
 // String returns the event's name as metrics and logs label it, such as
 // "lease_lost".
@@ -353,6 +356,9 @@ var eventSpecs = [...]eventSpec{
 	EventCloseWaiting:    {slog.LevelInfo, "redisson: Close waiting for work in flight", fName | fDuration},
 	EventWaiterGaveUp:    {slog.LevelDebug, "redisson: fair lock waiter lost its place", fKind | fName | fOwner},
 	EventDelayMoveFailed: {slog.LevelWarn, "redisson: delayed queue move failed", fKind | fName | fErr},
+
+	EventQueueUnconfirmed: {slog.LevelWarn, "redisson: queue hand-over not confirmed before close", fKind | fName | fCount | fErr},
+	EventEvictFailed:      {slog.LevelWarn, "redisson: map cache eviction failed", fKind | fName | fErr},
 }
 
 // emit reports e (Time is set here).

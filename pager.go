@@ -111,3 +111,9 @@ func (p *pager) ranges(ctx context.Context,
 		}
 	}
 }
+
+// pager returns the pager of one of o's iterators, each page an operation
+// op.
+func (o *base) pager(op string, batch int) *pager {
+	return &pager{c: o.c, kind: o.kind, opKind: o.opKind, name: o.name, op: op, batch: batch, check: o.check, wrap: o.wrap}
+}

@@ -32,13 +32,11 @@ import (
 // A PermitExpirableSemaphore is safe for concurrent use and holds no state
 // of its own: permits belong to whoever has their id, not to a handle.
 type PermitExpirableSemaphore struct {
-	c        *Client
-	name     string
+	base
 	keys     []string // [name, timeout zset, channel, queue, waiters, wake channel prefix]; never modified
 	channel  string
 	wake     string // this client's wake channel
 	latchPre string
-	badName  error
 }
 
 const (
@@ -53,26 +51,23 @@ const (
 // "{pool}:db"), so that the semaphore's keys share one slot; other such
 // names return ErrInvalidName.
 func (c *Client) GetPermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	s := &PermitExpirableSemaphore{
-		c:        c,
-		name:     name,
-		channel:  prefixName("redisson_sc", name),
+	channel := prefixName("redisson_sc", name)
+	wakePre := prefixName("redisson_sc_wake", name) + ":"
+	timeout := suffixName(name, "timeout")
+	return &PermitExpirableSemaphore{
+		base:    newBase(c, permitKind, name, nil, timeout, channel),
+		channel: channel,
+		wake:    wakePre + c.id,
+		keys: []string{name, timeout, channel,
+			prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), wakePre},
 		latchPre: prefixName("redisson_permit_latch", name) + ":" + c.id + ":",
 	}
-	wakePre := prefixName("redisson_sc_wake", name) + ":"
-	s.wake = wakePre + c.id
-	s.keys = []string{name, suffixName(name, "timeout"), s.channel,
-		prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), wakePre}
-	s.badName = c.nameError(permitKind, name, s.keys[1], s.channel)
-	return s
 }
 
 // Name returns the semaphore's name, the Redis key of its available count.
 func (s *PermitExpirableSemaphore) Name() string { return s.name }
 
-func (s *PermitExpirableSemaphore) check() error { return s.c.checkObject(s.name, s.badName) }
-
-// wrap names the semaphore in err; WRONGTYPE replies match ErrWrongType.
+// wrap replaces the base's: an overflowing count is ErrInvalidPermits.
 func (s *PermitExpirableSemaphore) wrap(err error) error {
 	if err != nil && overflows(err) {
 		return objectErrorf(permitKind, s.name, "%w: the count would overflow: %w", ErrInvalidPermits, err)
@@ -104,9 +99,9 @@ func (s *PermitExpirableSemaphore) returned(latch string, set bool, err error) {
 // error. A call resent by go-redis after a lost reply reports its first
 // result.
 func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitTrySetPermits)
+	ctx, rec, err := s.open(ctx, opPermitTrySetPermits)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if n < 0 {
@@ -131,9 +126,9 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 // error. A call
 // resent by go-redis after a lost reply adds once.
 func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (_ int64, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAddPermits)
+	ctx, rec, err := s.open(ctx, opPermitAddPermits)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	latch := s.latch()
@@ -149,9 +144,9 @@ func (s *PermitExpirableSemaphore) AddPermits(ctx context.Context, n int64) (_ i
 // again first, and waiters are told. It returns ErrWrongType, ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (_ int64, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAvailable)
+	ctx, rec, err := s.open(ctx, opPermitAvailable)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	available, _, err := s.counts(ctx)
@@ -163,9 +158,9 @@ func (s *PermitExpirableSemaphore) AvailablePermits(ctx context.Context) (_ int6
 // returns ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a
 // Redis error.
 func (s *PermitExpirableSemaphore) AcquiredPermits(ctx context.Context) (_ int64, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquired)
+	ctx, rec, err := s.open(ctx, opPermitAcquired)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	_, held, err := s.counts(ctx)
@@ -190,9 +185,9 @@ func (s *PermitExpirableSemaphore) counts(ctx context.Context) (available, held 
 // wait until permits are set or added again. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (s *PermitExpirableSemaphore) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitDelete)
+	ctx, rec, err := s.open(ctx, opPermitDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	s.c.trip(ctx, 1)
@@ -235,9 +230,9 @@ func leaseMs(lease time.Duration) int64 {
 // subscription behind; ErrWrongType, ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error otherwise.
 func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Duration) (_ string, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquire)
+	ctx, rec, err := s.open(ctx, opPermitAcquire)
 	defer func() { rec.end(err, OutcomeAcquired) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return "", err
 	}
 	if lease < 0 {
@@ -262,9 +257,9 @@ func (s *PermitExpirableSemaphore) Acquire(ctx context.Context, lease time.Durat
 // A call resent by go-redis after a lost reply takes one permit, not two:
 // the id is chosen before the first send and a resend finds it held.
 func (s *PermitExpirableSemaphore) TryAcquire(ctx context.Context, wait, lease time.Duration) (_ string, ok bool, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitAcquire)
+	ctx, rec, err := s.open(ctx, opPermitAcquire)
 	defer func() { rec.end(err, acquiredIf(ok)) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return "", false, err
 	}
 	if wait < 0 || lease < 0 {
@@ -366,9 +361,9 @@ func (s *PermitExpirableSemaphore) compensate(ctx context.Context, id string) {
 // CleanupTimeout. A call resent by go-redis after a lost reply reports the
 // first run's success; a second Release of the same id is ErrUnknownPermit.
 func (s *PermitExpirableSemaphore) Release(ctx context.Context, permitID string) (err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitRelease)
+	ctx, rec, err := s.open(ctx, opPermitRelease)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	raw, ok := parsePermitID(permitID)
@@ -408,9 +403,9 @@ func (s *PermitExpirableSemaphore) release(ctx context.Context, raw string) (boo
 // ErrWrongType, ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error otherwise.
 func (s *PermitExpirableSemaphore) UpdateLease(ctx context.Context, permitID string, lease time.Duration) (_ bool, err error) {
-	ctx, rec := s.c.begin(ctx, permitKind, s.name, opPermitUpdateLease)
+	ctx, rec, err := s.open(ctx, opPermitUpdateLease)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if lease < 0 {

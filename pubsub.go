@@ -2,12 +2,10 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,6 +26,98 @@ const (
 	PubSubPlain
 )
 
+// pubsubService is the Client's pub/sub service: the engine of
+// internal/pubsub (its connections, channel entries, waiter queues and
+// their one mutex, none of which this package can reach), wired to the
+// client's topology, options and emitter, with the calls the objects make
+// in the root's own types. See docs/architecture.md, "Locking in pub/sub".
+//
+// Topics use the same connections: a topic's local subscribers are
+// listeners of its channel, each with its own buffer. So do the local
+// caches and the delayed queues' movers.
+type pubsubService struct {
+	engine  *pubsub.Service
+	closing <-chan struct{} // closed when the client closes
+	emit    *emitter        // reports the engine's connection events
+}
+
+// newPubSub builds the service of client id over rdb: it does no I/O.
+func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter) *pubsubService {
+	p := &pubsubService{emit: em}
+	presence := ""
+	if topo.single {
+		presence = "redisson_go_presence:" + id
+	}
+	p.engine = pubsub.New(pubsub.Config{
+		Client:   rdb,
+		Cluster:  topo.cluster,
+		Presence: presence,
+		Mode:     mode.engine(),
+		Health:   health,
+		Linger:   linger,
+		Report:   p.report,
+		Closed:   ErrClientClosed,
+	})
+	p.closing = p.engine.Closing()
+	return p
+}
+
+// engine is the engine's mode for m.
+func (m PubSubMode) engine() pubsub.Mode {
+	switch m {
+	case PubSubSharded:
+		return pubsub.ModeSharded
+	case PubSubPlain:
+		return pubsub.ModePlain
+	}
+	return pubsub.ModeAuto
+}
+
+// report hands one of the engine's connection events to the emitter.
+func (p *pubsubService) report(r pubsub.Report) {
+	t := EventPubSubLost
+	switch r.Kind {
+	case pubsub.Replaced:
+		t = EventPubSubReplaced
+	case pubsub.Rerouted:
+		t = EventPubSubRerouted
+	}
+	p.emit.emit(Event{Type: t, Node: r.Node, Channels: r.Channels, Err: r.Err})
+}
+
+// objectsSharded reports whether object channels use sharded pub/sub,
+// probing the cluster once in PubSubAuto mode. A probe that fails for a
+// transient reason (network, timeout, the context) is not remembered and
+// returns its error: a waiter must not subscribe plain while the channel's
+// publishers, once the probe succeeds, publish sharded.
+func (p *pubsubService) objectsSharded(ctx context.Context) (bool, error) {
+	return p.engine.ObjectsSharded(ctx)
+}
+
+// publishArg is the publish command object scripts must use: "spublish"
+// when object channels are sharded, "publish" otherwise (also while the
+// probe fails: the script call then most likely fails the same way).
+func (p *pubsubService) publishArg(ctx context.Context) any {
+	if sharded, _ := p.engine.ObjectsSharded(ctx); sharded {
+		return "spublish"
+	}
+	return "publish"
+}
+
+// publishArgBackground is publishArg for the client's own background work
+// (the watchdog), probing with a bounded context of its own.
+func (p *pubsubService) publishArgBackground() any {
+	if sharded, known := p.engine.Known(); known { // nothing to send
+		if sharded {
+			return "spublish"
+		}
+		return "publish"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return p.publishArg(ctx)
+}
+
 // chanKey names a subscription: a channel, sharded or not.
 type chanKey struct {
 	name    string
@@ -44,207 +134,202 @@ type objectChannel struct {
 	plain bool
 }
 
-// pubsubService multiplexes every channel this client listens to over one
-// go-redis PubSub (one connection), or, with sharded pub/sub on Cluster, one
-// per master node. Subscriptions are reference-counted: the first local
-// waiter on a channel subscribes, the last one to leave unsubscribes (after
-// a linger). go-redis re-dials a dropped connection and re-subscribes every
-// channel; each re-subscription confirmation wakes all waiters of the channel
-// so that a message lost while disconnected costs one extra poll, not a hang.
-//
-// The service is split by job:
-//   - pubsub.go: the type, construction, close, the mode probe and the
-//     publish command of object scripts;
-//   - pubsub_conn.go: connections and their write queues, the receive loop,
-//     replacement and re-routing of connections, the presence check;
-//   - pubsub_channels.go: channel entries, reference counts, linger, topic
-//     fan-out;
-//   - pubsub_waiters.go: object subscriptions, the waiter queue, wake
-//     policies, the cross-client hand-off and the yield window.
-//
-// Goroutines. Each connection's receive loop (receive) is started by the
-// first write sent on it and returns when the service closes or the
-// connection is retired; a re-route after an unasked sunsubscribe runs on a
-// goroutine of its own. Both are counted in loops, which close waits for.
-// Writes (SUBSCRIBE, UNSUBSCRIBE) run on no goroutine of their own: the
-// caller that queued the first of a connection's pending writes sends them
-// all (drain). Linger and hand-off timers run their callbacks (expire,
-// fireDelayed) on timer goroutines; close stops them, and a callback that
-// already fired finds its entry forgotten or its timer field cleared and
-// does nothing.
-//
-// Locking. mu guards conns, backoffs, entries, closed, the counters, every
-// field of every channelEntry and psConn except the immutable ones (key,
-// ps, ready), and the waiter queues; sharded is atomic; the other fields are
-// set by newPubSub and never written again (closing is closed once, under
-// mu). A subscription's fields are set when it is made, except since,
-// which only the goroutine waiting on it writes; a listener's dropped count
-// is atomic. mu is the only mutex of the service, so there is no lock
-// order, and no function releases it for its caller: a section that
-// decides network writes queues them and returns them as effects, which the
-// caller carries out with flush after mu.Unlock(). Wake-ups are delivered
-// under mu, as channel sends that never block: a waiter's channel has room
-// for its single wake-up, a listener's send is dropped when its buffer is
-// full, ready is closed once.
-//
-// Topics use the same connections: a topic's local subscribers are
-// listeners of its channel entry, each with its own buffer. So do the
-// delayed queues' movers, as listeners that are also told when their
-// channel is subscribed again after a reconnect.
-type pubsubService struct {
-	rdb      redis.UniversalClient
-	cluster  *redis.ClusterClient // nil outside Cluster
-	mode     PubSubMode
-	sharded  atomic.Int32  // object channels: 0 not probed yet, 1 plain, 2 sharded
-	health   time.Duration // idle time after which a connection is pinged
-	linger   time.Duration // how long an unused channel stays subscribed
-	presence string        // this client's presence channel; "" unless single node or Sentinel
-	closing  chan struct{} // closed by close
-	loops    sync.WaitGroup
+func (ch objectChannel) engine() pubsub.Object { return pubsub.Object{Name: ch.name, Plain: ch.plain} }
 
-	mu       sync.Mutex
-	conns    map[connKey]*psConn
-	backoffs map[connKey]time.Duration // receive back-off carried over to a replacing connection
-	entries  map[chanKey]*channelEntry
-	closed   bool
-	rerouted int // channels moved to another node's connection: see stats
-	replaced int // connections replaced: see stats
-	redialed int // plain connections go-redis dialled again after a failure
-
-	emit *emitter // set by New before first use
+// subscribe joins an object channel, subscribing in Redis if nobody in
+// this client listens to it yet. It does not wait for Redis to confirm: see
+// ready.
+func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*subscription, error) {
+	s, err := p.engine.Subscribe(ctx, ch.engine(), policy.engine())
+	return (*subscription)(s), err
 }
 
-func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration) *pubsubService {
-	presence := ""
-	if topo.single {
-		presence = "redisson_go_presence:" + id
-	}
-	return &pubsubService{
-		presence: presence,
-		rdb:      rdb,
-		cluster:  topo.cluster,
-		mode:     mode,
-		health:   health,
-		linger:   linger,
-		conns:    make(map[connKey]*psConn),
-		backoffs: make(map[connKey]time.Duration),
-		entries:  make(map[chanKey]*channelEntry),
-		closing:  make(chan struct{}),
-	}
+// join joins an object channel if this client already listens to it and
+// Redis confirmed that, without I/O; it returns nil otherwise. queued
+// reports whether other local waiters are already waiting on it; yield how
+// long a new caller should leave the object to other clients' waiters first.
+func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, yield time.Duration) {
+	s, queued, yield := p.engine.Join(ch.engine())
+	return (*subscription)(s), queued, yield
 }
 
-// objectsSharded reports whether object channels use sharded pub/sub,
-// probing the cluster once in PubSubAuto mode. A probe that fails for a
-// transient reason (network, timeout, the context) is not remembered and
-// returns its error: a waiter must not subscribe plain while the channel's
-// publishers, once the probe succeeds, publish sharded.
-func (p *pubsubService) objectsSharded(ctx context.Context) (bool, error) {
-	switch p.sharded.Load() {
-	case 1:
-		return false, nil
-	case 2:
-		return true, nil
-	}
-	sharded := false
-	switch {
-	case p.cluster == nil || p.mode == PubSubPlain:
-	case p.mode == PubSubSharded:
-		sharded = true
-	default:
-		err := p.cluster.Do(ctx, "pubsub", "shardnumsub").Err()
-		if err != nil && ctx.Err() != nil || isTransient(err) {
-			return false, err
-		}
-		sharded = err == nil
-	}
-	if sharded {
-		p.sharded.Store(2)
-	} else {
-		p.sharded.Store(1)
-	}
-	return sharded, nil
+// listen joins a topic's channel as listener l (see Topic.Subscribe).
+func (p *pubsubService) listen(ctx context.Context, key chanKey, l *listener) (*subscription, error) {
+	s, err := p.engine.Listen(ctx, pubsub.Key{Name: key.name, Sharded: key.sharded}, l)
+	return (*subscription)(s), err
 }
 
-// isTransient reports an error that says nothing about the server's
-// features (a network error or timeout).
-func isTransient(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
-}
+// listening reports whether this client listens to an object channel that
+// follows the mode (a lock's or a semaphore's).
+func (p *pubsubService) listening(channel string) bool { return p.engine.Listening(channel) }
 
-// publishArg is the publish command object scripts must use: "spublish"
-// when object channels are sharded, "publish" otherwise (also while the
-// probe fails: the script call then most likely fails the same way).
-func (p *pubsubService) publishArg(ctx context.Context) any {
-	if sharded, _ := p.objectsSharded(ctx); sharded {
-		return "spublish"
-	}
-	return "publish"
-}
-
-// publishArgBackground is publishArg for the client's own background work
-// (the watchdog), probing with a bounded context of its own.
-func (p *pubsubService) publishArgBackground() any {
-	switch p.sharded.Load() { // known after the first probe: nothing to send
-	case 1:
-		return "publish"
-	case 2:
-		return "spublish"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	return p.publishArg(ctx)
-}
-
-// objectKey is the subscription key of an object channel, by the mode in
-// force (plain until probed) unless the channel is plain.
-func (p *pubsubService) objectKey(ch objectChannel) chanKey {
-	return chanKey{name: ch.name, sharded: !ch.plain && p.sharded.Load() == 2}
-}
+// yield makes this client's next callers on an object channel that follows
+// the mode (a lock's) leave the object to other clients' waiters for a
+// moment before their first try (no effect if the client does not listen
+// to channel). sent is when the release was sent: the winner's taken
+// message may arrive before its reply.
+func (p *pubsubService) yield(channel string, sent time.Time) { p.engine.Yield(channel, sent) }
 
 // close stops the receive loops, wakes every waiter with ErrClientClosed and
 // waits for the loops to return.
-func (p *pubsubService) close() {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+func (p *pubsubService) close() { p.engine.Close() }
+
+// pubsubStats is a snapshot of the service's counts: pubsub.Stats, whose
+// fields say what each counts, in the root's names.
+type pubsubStats struct{ channels, connections, rerouted, replaced, redialed int }
+
+// stats returns a snapshot of the service's counts (Client.Stats).
+func (p *pubsubService) stats() pubsubStats {
+	s := p.engine.Stats()
+	return pubsubStats{channels: s.Channels, connections: s.Connections, rerouted: s.Rerouted, replaced: s.Replaced, redialed: s.Redialed}
+}
+
+// wake is what a message on an object channel asks of the local waiters
+// (see pubsub.Wake).
+type wake struct {
+	n       int           // waiters to wake: n > 0 up to n, n < 0 all, 0 none
+	handoff bool          // one waiter across all clients should retry (the cross-client hand-off)
+	taken   bool          // a waiter just took the object: cancel delayed wake-ups
+	age     time.Duration // with taken: how long that waiter had waited (< 0: unknown)
+	ignored bool          // not a message for waiters
+	tags    string        // wake exactly the waiters of these subscriptions, tags separated by spaces (see subscription.setTag)
+}
+
+// wakePolicy interprets one message payload. It runs under the engine's
+// lock: it must return quickly.
+type wakePolicy func(payload string) wake
+
+// engine is the engine's policy for f.
+func (f wakePolicy) engine() pubsub.Policy {
+	return func(payload string) pubsub.Wake {
+		w := f(payload)
+		return pubsub.Wake{N: w.n, Handoff: w.handoff, Taken: w.taken, Age: w.age, Ignored: w.ignored, Tags: w.tags}
+	}
+}
+
+// waiting describes the caller of an attempt: whether it listens on the
+// object's channel (so it should announce success, if the object does
+// that), and for how long it has waited for a message.
+type waiting struct {
+	subscribed bool
+	age        time.Duration
+}
+
+// subscription is one local waiter's or listener's share of a channel
+// subscription: the engine's, with the root's method names.
+type subscription pubsub.Subscription
+
+func (s *subscription) engine() *pubsub.Subscription { return (*pubsub.Subscription)(s) }
+
+// ready waits until Redis confirmed the subscription, for at most d. It
+// reports whether the subscription is confirmed.
+func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
+	return s.engine().Ready(ctx, d)
+}
+
+// confirmed returns a channel closed once Redis confirmed the subscription.
+func (s *subscription) confirmed() <-chan struct{} { return s.engine().Confirmed() }
+
+// wait blocks until a message wakes this waiter (true, nil), d passes
+// (false, nil; d <= 0: no bound), ctx ends (ctx.Err()) or the client closes
+// (ErrClientClosed). Waiters are woken in the order their subscriptions
+// joined, whatever the order of their waits.
+func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
+	return s.engine().Wait(ctx, d)
+}
+
+// waitEither is wait on s and o at once (a semaphore waiter's: its object's
+// channel and its client's wake channel): a wake-up on either ends it.
+func (s *subscription) waitEither(ctx context.Context, d time.Duration, o *subscription) (bool, error) {
+	return s.engine().WaitEither(ctx, d, o.engine())
+}
+
+// close leaves the subscription; the last one out unsubscribes in Redis.
+func (s *subscription) close() { s.engine().Close() }
+
+// setTag tags the subscription (see wake.tags); once, before its first wait.
+func (s *subscription) setTag(tag string) { s.engine().SetTag(tag) }
+
+// passOn wakes the next local waiter, if any: called by a waiter that
+// leaves without taking the object, so that a wake-up it received, or the
+// knowledge of the holder's lease it had, is not lost to the others.
+func (s *subscription) passOn() { s.engine().PassOn() }
+
+// takenSinceRelease reports whether a taken message arrived after this
+// client last released the object (see yield) and no wake-up message after
+// it: as far as this client heard, another owner took the object since and
+// still holds it.
+func (s *subscription) takenSinceRelease() bool { return s.engine().TakenSinceRelease() }
+
+// waiting describes the subscriber for an attempt; a nil subscription is
+// not subscribed. A subscriber that has not waited yet has age -1.
+func (s *subscription) waiting() waiting {
+	if s == nil {
+		return waiting{}
+	}
+	return waiting{subscribed: true, age: s.engine().Age()}
+}
+
+// listener is one local subscriber of a topic: the engine hands it
+// payloads without blocking, dropping those that find its buffer full.
+// resubscribed, when not nil (a delayed queue's mover), receives a signal,
+// without blocking, each time the channel is subscribed again after a
+// reconnect: messages may have been lost meanwhile. A listener with a hook
+// (a local cache, which must hear every message or know it may not have)
+// gets its messages through the hook instead of ch. Its methods implement
+// pubsub.Listener.
+type listener struct {
+	ch           chan string
+	resubscribed chan struct{}
+	dropped      atomic.Int64
+	hook         channelHook
+}
+
+// Message hands payload to the hook, or to ch unless its buffer is full.
+func (l *listener) Message(payload string) {
+	if l.hook != nil {
+		l.hook.message(payload)
 		return
 	}
-	p.closed = true
-	close(p.closing)
-	for _, e := range p.entries {
-		e.cancelDelayed()
-		if e.idle != nil {
-			e.idle.Stop()
-			e.idle = nil
+	select {
+	case l.ch <- payload:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// Lost tells the hook, if any, that messages may have been missed.
+func (l *listener) Lost() {
+	if l.hook != nil {
+		l.hook.lost()
+	}
+}
+
+// Resumed tells the hook, if any, that Redis confirmed the subscription.
+func (l *listener) Resumed() {
+	if l.hook != nil {
+		l.hook.resumed()
+	}
+}
+
+// Resubscribed signals resubscribed, if set, without blocking.
+func (l *listener) Resubscribed() {
+	if l.resubscribed != nil {
+		select {
+		case l.resubscribed <- struct{}{}:
+		default:
 		}
 	}
-	conns := make([]*psConn, 0, len(p.conns))
-	for _, c := range p.conns {
-		conns = append(conns, c)
-	}
-	p.mu.Unlock()
-	for _, c := range conns {
-		_ = c.ps.Close()
-	}
-	p.loops.Wait()
 }
 
-// pubsubStats is a snapshot of the service's counts.
-type pubsubStats struct {
-	channels    int // channels subscribed, lingering ones included
-	connections int // pub/sub connections open
-	rerouted    int // channels moved to another node's connection so far
-	replaced    int // connections replaced so far
-	redialed    int // plain connections dialled again by go-redis so far
-}
-
-// stats returns a snapshot of the service's counts (read by tests).
-func (p *pubsubService) stats() pubsubStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return pubsubStats{channels: len(p.entries), connections: len(p.conns), rerouted: p.rerouted, replaced: p.replaced, redialed: p.redialed}
+// channelHook is told, in order and under the engine's lock, what happens
+// on a channel: each message, that messages may have been missed (the
+// connection carrying the channel failed or was replaced, or the server
+// dropped the subscription), and that Redis confirmed the subscription (the
+// first time, again after a loss, or at once when joining a confirmed one).
+// Its methods must return quickly and must not call the service.
+type channelHook interface {
+	message(payload string)
+	lost()
+	resumed()
 }

@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"iter"
 
 	"github.com/redis/go-redis/v9"
@@ -35,12 +33,7 @@ const (
 //
 // A Queue is safe for concurrent use and holds no state of its own.
 type Queue[T any] struct {
-	c       *Client
-	name    string
-	kind    string
-	object  string // `queue "name"`, for errors
-	codec   Codec
-	badName error
+	base
 }
 
 // GetQueue returns the queue called name, of elements of type T. It does no
@@ -52,14 +45,7 @@ func GetQueue[T any](c *Client, name string, opts ...ObjectOption) *Queue[T] {
 }
 
 func newQueue[T any](c *Client, kind, name string, opts []ObjectOption, keys ...string) Queue[T] {
-	return Queue[T]{
-		c:       c,
-		name:    name,
-		kind:    kind,
-		object:  fmt.Sprintf("%s %q", kind, name),
-		codec:   c.objectCodec(opts),
-		badName: c.nameError(kind, name, keys...),
-	}
+	return Queue[T]{newBase(c, kind, name, c.objectCodec(opts), keys...)}
 }
 
 // Name returns the queue's name, the Redis key of its list.
@@ -68,33 +54,16 @@ func (q *Queue[T]) Name() string { return q.name }
 // Codec returns the codec the queue encodes its elements with.
 func (q *Queue[T]) Codec() Codec { return q.codec }
 
-func (q *Queue[T]) check() error { return q.c.checkObject(q.name, q.badName) }
-
-func (q *Queue[T]) wrap(err error) error { return objectErr(q.kind, q.name, err) }
-
-func (q *Queue[T]) encode(v T) ([]byte, error) { return encodeNonNil(q.codec, q.object, v) }
-
 // element turns a reply (a bulk string, or redis.Nil) into (value, present).
 func (q *Queue[T]) element(s string, err error) (T, bool, error) {
-	var zero T
-	if errors.Is(err, redis.Nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, q.wrap(err)
-	}
-	v, err := decodeValue[T](q.codec, q.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return v, true, nil
+	return decodeOne[T](&q.base, s, err)
 }
 
 // push runs LPUSH (head) or RPUSH (tail) of one encoded element.
 func (q *Queue[T]) push(ctx context.Context, head bool, v T) (err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueOffer)
+	ctx, rec, err := q.open(ctx, opQueueOffer)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	b, err := q.encode(v)
@@ -120,10 +89,10 @@ func (q *Queue[T]) Offer(ctx context.Context, v T) error { return q.push(ctx, fa
 func (q *Queue[T]) Poll(ctx context.Context) (T, bool, error) { return q.pop(ctx, true) }
 
 func (q *Queue[T]) pop(ctx context.Context, head bool) (_ T, _ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePoll)
+	ctx, rec, err := q.open(ctx, opQueuePoll)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
-	if err := q.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	q.c.trip(ctx, 1)
@@ -138,10 +107,10 @@ func (q *Queue[T]) pop(ctx context.Context, head bool) (_ T, _ bool, err error) 
 // element does not decode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (q *Queue[T]) Peek(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueuePeek)
+	ctx, rec, err := q.open(ctx, opQueuePeek)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
-	if err := q.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	q.c.trip(ctx, 1)
@@ -152,9 +121,9 @@ func (q *Queue[T]) Peek(ctx context.Context) (_ T, _ bool, err error) {
 // LLEN). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
 func (q *Queue[T]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueSize)
+	ctx, rec, err := q.open(ctx, opQueueSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	q.c.trip(ctx, 1)
@@ -166,9 +135,9 @@ func (q *Queue[T]) Size(ctx context.Context) (_ int64, err error) {
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (q *Queue[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueDelete)
+	ctx, rec, err := q.open(ctx, opQueueDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	q.c.trip(ctx, 1)
@@ -182,9 +151,9 @@ func (q *Queue[T]) Delete(ctx context.Context) (_ bool, err error) {
 // It returns ErrCodec when an element does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (q *Queue[T]) ReadAll(ctx context.Context) (_ []T, err error) {
-	ctx, rec := q.c.begin(ctx, q.kind, q.name, opQueueReadAll)
+	ctx, rec, err := q.open(ctx, opQueueReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := q.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	q.c.trip(ctx, 1)
@@ -246,7 +215,7 @@ func (it *QueueIterator[T]) Err() error { return it.err }
 
 func (it *QueueIterator[T]) scan(ctx context.Context, yield func(T) bool) error {
 	q := it.q
-	p := &pager{c: q.c, kind: q.kind, opKind: q.kind, name: q.name, op: opQueueScan, batch: it.batch, check: q.check, wrap: q.wrap}
+	p := q.pager(opQueueScan, it.batch)
 	read := func(ctx context.Context, start, stop int64) ([]string, error) {
 		return q.c.rdb.LRange(ctx, q.name, start, stop).Result()
 	}
@@ -306,10 +275,10 @@ func (d *Deque[T]) PeekFirst(ctx context.Context) (T, bool, error) { return d.Pe
 // and false when the deque is empty (LRANGE -1 -1, as Redisson). It returns
 // the errors of Peek.
 func (d *Deque[T]) PeekLast(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := d.c.begin(ctx, d.kind, d.name, opQueuePeek)
+	ctx, rec, err := d.open(ctx, opQueuePeek)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
-	if err := d.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	d.c.trip(ctx, 1)

@@ -3,7 +3,6 @@ package redisson
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,37 +115,29 @@ type dispatcher struct {
 	running bool
 }
 
-// queueService owns the dispatcher loops of one client.
+// queueService owns the dispatcher loops of one client: each is a
+// goroutine of loops, spawned by the first taker of its queue (again after
+// it ended), so not started once like a service's single loop.
 type queueService struct {
 	rdb     redis.UniversalClient
 	scripts *scripts
 	pubsub  *pubsubService
-	logger  *slog.Logger
+	emit    *emitter
 	cleanup time.Duration // CleanupTimeout: how long a settle may outlive close
 	lease   time.Duration // inflightLease (tests shorten it)
 	mu      sync.Mutex
-	closed  bool
 	ds      map[string]*dispatcher
-	ctx     context.Context // ended by close
-	cancel  context.CancelFunc
-	loops   sync.WaitGroup
+	loops   *lazyLoop // the dispatcher loops; stopped by close
 }
 
-func newQueueService(rdb redis.UniversalClient, s *scripts, ps *pubsubService, logger *slog.Logger, cleanup time.Duration) *queueService {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &queueService{rdb: rdb, scripts: s, pubsub: ps, logger: logger, cleanup: cleanup,
-		lease: inflightLease, ds: map[string]*dispatcher{}, ctx: ctx, cancel: cancel}
+func newQueueService(rdb redis.UniversalClient, s *scripts, ps *pubsubService, em *emitter, cleanup time.Duration) *queueService {
+	return &queueService{rdb: rdb, scripts: s, pubsub: ps, emit: em, cleanup: cleanup,
+		lease: inflightLease, ds: map[string]*dispatcher{}, loops: newLazyLoop()}
 }
 
 // close stops every loop and waits for them (a loop blocked in BLMOVE
 // returns within takeBlock, then puts back what it may hold).
-func (s *queueService) close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cancel()
-	s.loops.Wait()
-}
+func (s *queueService) close() { s.loops.close() }
 
 // take waits for an element of any of specs, for at most wait (< 0: until
 // ctx ends). It returns the element and its queue's name, ok false when the
@@ -155,7 +146,7 @@ func (s *queueService) close() {
 func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Duration) (delivery, bool, error) {
 	t := &taker{got: make(chan delivery, 1)}
 	s.mu.Lock()
-	if s.closed {
+	if s.loops.isStopped() {
 		s.mu.Unlock()
 		return delivery{}, false, ErrClientClosed
 	}
@@ -168,9 +159,9 @@ func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Du
 		}
 		d.takers = append(d.takers, t)
 		if !d.running {
-			d.running = true
-			s.loops.Add(1)
-			go s.run(key, d)
+			// Not started when Close came meanwhile: the wait below
+			// ends with ErrClientClosed.
+			d.running = s.loops.spawn(func(ctx context.Context) { s.run(ctx, key, d) })
 		}
 	}
 	s.mu.Unlock()
@@ -187,7 +178,7 @@ func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Du
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-expired:
-	case <-s.ctx.Done():
+	case <-s.loops.done():
 		err = ErrClientClosed
 	}
 	if !t.state.CompareAndSwap(takerWaiting, takerGone) {
@@ -199,14 +190,13 @@ func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Du
 	return delivery{}, false, err
 }
 
-// run is the loop of one dispatcher; it ends when no taker waits or the
-// client closes.
-func (s *queueService) run(key string, d *dispatcher) {
-	defer s.loops.Done()
+// run is the loop of one dispatcher; it ends when no taker waits or ctx
+// (the service's stop signal) ends.
+func (s *queueService) run(ctx context.Context, key string, d *dispatcher) {
 	dirty := true // the in-flight list may hold elements: settle first
 	for {
 		if dirty {
-			switch err := s.settle(d.spec, nil); {
+			switch err := s.settle(ctx, d.spec, nil); {
 			case errors.Is(err, ErrClientClosed):
 				s.waiting(key, d, true)
 				return
@@ -215,11 +205,11 @@ func (s *queueService) run(key string, d *dispatcher) {
 			}
 			dirty = false
 		}
-		n := s.waiting(key, d, s.ctx.Err() != nil)
+		n := s.waiting(key, d, ctx.Err() != nil)
 		if n == 0 {
 			return
 		}
-		vals, err := s.fetch(d.spec, n)
+		vals, err := s.fetch(ctx, d.spec, n)
 		if err != nil {
 			// Settle before the loop goes on or ends: the move may have
 			// run, and even a BLMOVE Redis refused came after queue_take
@@ -231,7 +221,7 @@ func (s *queueService) run(key string, d *dispatcher) {
 				s.fail(d, objectErr(d.spec.kind, d.spec.name, err))
 				continue
 			}
-			s.pause()
+			s.pause(ctx)
 			continue
 		}
 		if len(vals) == 0 {
@@ -248,7 +238,7 @@ func (s *queueService) run(key string, d *dispatcher) {
 			handed[i] = vals[i]
 		}
 		var failed error
-		switch err := s.settle(d.spec, handed); {
+		switch err := s.settle(ctx, d.spec, handed); {
 		case errors.Is(err, errHandOverExpired):
 			// Another client put the elements back: none is this loop's.
 			failed = objectErr(d.spec.kind, d.spec.name, err)
@@ -256,8 +246,8 @@ func (s *queueService) run(key string, d *dispatcher) {
 			// Closed before Redis confirmed: the handed elements may
 			// have left Redis, so they are delivered all the same (an
 			// unconfirmed copy stays in the in-flight list).
-			s.logger.Warn("redisson: queue hand-over not confirmed before close",
-				"queue", d.spec.name, "inflight", d.spec.inflight)
+			s.emit.emit(Event{Type: EventQueueUnconfirmed, Kind: d.spec.kind, Name: d.spec.name, Count: len(claimed),
+				Err: objectErrorf(d.spec.kind, d.spec.name, "%w: a copy of the elements may stay in %q", err, d.spec.inflight)})
 		case err != nil:
 			failed, dirty = err, true // refused: the elements stay in flight
 		}
@@ -319,8 +309,7 @@ func (s *queueService) fail(d *dispatcher, err error) {
 // takeBatch) at once when they are there, otherwise one with BLMOVE. The
 // script registers the list first (and recovers a dead client's), so the
 // BLMOVE never fills an unregistered list.
-func (s *queueService) fetch(sp queueSpec, n int) ([]string, error) {
-	ctx := s.ctx
+func (s *queueService) fetch(ctx context.Context, sp queueSpec, n int) ([]string, error) {
 	vals, err := s.moveScript(ctx, sp, min(n, takeBatch))
 	if err != nil || len(vals) > 0 {
 		return vals, err
@@ -351,15 +340,15 @@ func settleKeys(sp queueSpec) []string {
 }
 
 // settle ends a hand-over in Redis (queue_settle.lua), retrying until Redis
-// confirms it. It returns ErrClientClosed if the client closed first
-// (after trying for CleanupTimeout more), errHandOverExpired when it found
+// confirms it. It returns ErrClientClosed if the client closed first (stop,
+// the service's stop signal, ended; settle tries for CleanupTimeout more), errHandOverExpired when it found
 // the list put back by another client, or the error of a refusal
 // (the in-flight list is then unchanged).
-func (s *queueService) settle(sp queueSpec, handed []any) error {
+func (s *queueService) settle(stop context.Context, sp queueSpec, handed []any) error {
 	keys := settleKeys(sp)
 	var giveUp time.Time
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, time.Second) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.cleanup)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(stop), s.cleanup)
 		args := append([]any{s.pubsub.publishArg(ctx)}, handed...)
 		n, err := s.scripts.run(ctx, scriptQueueSettle, keys, args...).Int64()
 		cancel()
@@ -371,7 +360,7 @@ func (s *queueService) settle(sp queueSpec, handed []any) error {
 		case !mayHaveRun(err):
 			return objectErr(sp.kind, sp.name, err)
 		}
-		if s.ctx.Err() != nil {
+		if stop.Err() != nil {
 			if giveUp.IsZero() {
 				giveUp = time.Now().Add(s.cleanup)
 			} else if time.Now().After(giveUp) {
@@ -382,13 +371,13 @@ func (s *queueService) settle(sp queueSpec, handed []any) error {
 	}
 }
 
-// pause waits a little after a failed call, or until the client closes.
-func (s *queueService) pause() {
+// pause waits a little after a failed call, or until ctx ends.
+func (s *queueService) pause(ctx context.Context) {
 	t := time.NewTimer(50 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-s.ctx.Done():
+	case <-ctx.Done():
 	}
 }
 

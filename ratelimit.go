@@ -109,10 +109,8 @@ const maxRate = math.MaxUint32
 //
 // A RateLimiter is safe for concurrent use and holds no state of its own.
 type RateLimiter struct {
-	c       *Client
-	name    string
-	keys    []string // config, value, client value, permits, client permits, sum, client sum; never modified
-	badName error
+	base
+	keys []string // config, value, client value, permits, client permits, sum, client sum; never modified
 }
 
 const rateKind = "rate limiter"
@@ -124,14 +122,9 @@ const rateKind = "rate limiter"
 func (c *Client) GetRateLimiter(name string) *RateLimiter {
 	value, permits := suffixName(name, "value"), suffixName(name, "permits")
 	clientPermits := suffixName(permits, c.id)
-	r := &RateLimiter{
-		c:    c,
-		name: name,
-		keys: []string{name, value, suffixName(value, c.id), permits, clientPermits,
-			suffixName(permits, "sum"), suffixName(clientPermits, "sum")},
-	}
-	r.badName = c.nameError(rateKind, name, r.keys[1:]...)
-	return r
+	keys := []string{name, value, suffixName(value, c.id), permits, clientPermits,
+		suffixName(permits, "sum"), suffixName(clientPermits, "sum")}
+	return &RateLimiter{base: newBase(c, rateKind, name, nil, keys[1:]...), keys: keys}
 }
 
 // Name returns the limiter's name, the key of its config hash.
@@ -161,7 +154,7 @@ func (r *RateLimiter) wrap(err error) error {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (r *RateLimiter) TrySetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) (_ bool, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateTrySetRate)
+	ctx, rec := r.begin(ctx, opRateTrySetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return r.set(ctx, "try", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval})
 }
@@ -171,7 +164,7 @@ func (r *RateLimiter) TrySetRate(ctx context.Context, scope RateType, rate int64
 // returns ErrInvalidRate also for a keepAlive shorter than interval or not
 // in whole milliseconds, as Redisson does.
 func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) (_ bool, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateTrySetRate)
+	ctx, rec := r.begin(ctx, opRateTrySetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
 		return false, r.badConfig("keep-alive", time.Duration(0), "above 0")
@@ -185,7 +178,7 @@ func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, r
 // kept and judged against the new rate. It returns the errors of
 // TrySetRate.
 func (r *RateLimiter) SetRate(ctx context.Context, scope RateType, rate int64, interval time.Duration) (err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateSetRate)
+	ctx, rec := r.begin(ctx, opRateSetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	_, err = r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval})
 	return err
@@ -193,7 +186,7 @@ func (r *RateLimiter) SetRate(ctx context.Context, scope RateType, rate int64, i
 
 // SetRateKeepAlive is SetRate with a keep-alive (see TrySetRateKeepAlive).
 func (r *RateLimiter) SetRateKeepAlive(ctx context.Context, scope RateType, rate int64, interval, keepAlive time.Duration) (err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateSetRate)
+	ctx, rec := r.begin(ctx, opRateSetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
 		return r.badConfig("keep-alive", time.Duration(0), "above 0")
@@ -207,7 +200,7 @@ func (r *RateLimiter) badConfig(field string, value any, rule string) error {
 }
 
 func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfig) (bool, error) {
-	if err := r.c.checkObject(r.name, r.badName); err != nil {
+	if err := r.base.check(); err != nil {
 		return false, err
 	}
 	switch {
@@ -231,9 +224,9 @@ func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfi
 // package cannot read; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
 func (r *RateLimiter) Config(ctx context.Context) (_ RateLimiterConfig, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateConfig)
+	ctx, rec, err := r.open(ctx, opRateConfig)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := r.c.checkObject(r.name, r.badName); err != nil {
+	if err != nil {
 		return RateLimiterConfig{}, err
 	}
 	r.c.trip(ctx, 1)
@@ -272,7 +265,7 @@ func (r *RateLimiter) Config(ctx context.Context) (_ RateLimiterConfig, err erro
 // undone while Redis can be reached), and a call resent by go-redis after a
 // lost reply takes its permits once.
 func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (ok bool, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	ctx, rec := r.begin(ctx, opRateAcquire)
 	defer func() { rec.end(err, grantedIf(ok)) }()
 	if err := r.check(n); err != nil {
 		return false, err
@@ -291,7 +284,7 @@ func (r *RateLimiter) TryAcquire(ctx context.Context, n int64) (ok bool, err err
 // of TryAcquire; Client.Close wakes it, and it returns ErrClientClosed at
 // once without taking permits.
 func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Duration) (ok bool, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	ctx, rec := r.begin(ctx, opRateAcquire)
 	defer func() { rec.end(err, limitedIf(ok, wait)) }()
 	if err := r.check(n); err != nil {
 		return false, err
@@ -309,7 +302,7 @@ func (r *RateLimiter) TryAcquireWait(ctx context.Context, n int64, wait time.Dur
 // permit of this call taken, and the errors of TryAcquire; Client.Close
 // wakes it, and it returns ErrClientClosed at once without taking permits.
 func (r *RateLimiter) Acquire(ctx context.Context, n int64) (err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAcquire)
+	ctx, rec := r.begin(ctx, opRateAcquire)
 	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := r.check(n); err != nil {
 		return err
@@ -357,8 +350,9 @@ func (r *RateLimiter) acquire(ctx context.Context, n int64, deadline time.Time) 
 	}
 }
 
+// check replaces the base's for a call asking n permits.
 func (r *RateLimiter) check(n int64) error {
-	if err := r.c.checkObject(r.name, r.badName); err != nil {
+	if err := r.base.check(); err != nil {
 		return err
 	}
 	if n < 1 {
@@ -425,9 +419,9 @@ func (r *RateLimiter) undo(ctx context.Context, member string) {
 // Redisson's format; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (r *RateLimiter) AvailablePermits(ctx context.Context) (_ int64, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateAvailable)
+	ctx, rec, err := r.open(ctx, opRateAvailable)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := r.c.checkObject(r.name, r.badName); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	n, err := r.c.scripts.run(ctx, scriptRateAvailable, r.keys).Int64()
@@ -439,9 +433,9 @@ func (r *RateLimiter) AvailablePermits(ctx context.Context) (_ int64, err error)
 // clients' PerClient state expires by itself within an interval. It
 // returns ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
 func (r *RateLimiter) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := r.c.begin(ctx, rateKind, r.name, opRateDelete)
+	ctx, rec, err := r.open(ctx, opRateDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := r.c.checkObject(r.name, r.badName); err != nil {
+	if err != nil {
 		return false, err
 	}
 	r.c.trip(ctx, 1)

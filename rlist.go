@@ -78,9 +78,9 @@ func (l *List[T]) Add(ctx context.Context, v T) (int64, error) {
 // returns the list's new size; no elements is one LLEN. If one element does
 // not encode nothing is added. It returns the errors of Add.
 func (l *List[T]) AddAll(ctx context.Context, vs ...T) (_ int64, err error) {
-	ctx, rec := l.o.begin(ctx, opListAdd)
+	ctx, rec, err := l.o.open(ctx, opListAdd)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	args, err := encodeAll(&l.o, vs)
@@ -129,7 +129,7 @@ func (l *List[T]) Get(ctx context.Context, index int64) (_ T, err error) {
 	}
 	l.o.c.trip(ctx, 1)
 	s, err := l.o.c.rdb.LIndex(ctx, l.o.name, index).Result()
-	v, ok, err := decodeOne[T](&l.o, s, err)
+	v, ok, err := decodeOne[T](&l.o.base, s, err)
 	if err == nil && !ok {
 		return zero, l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
 	}
@@ -183,9 +183,9 @@ func (l *List[T]) FastSet(ctx context.Context, index int64, v T) (err error) {
 // LREM count 1, Redisson's remove(Object)) and reports whether there was
 // one. It returns the errors of Add.
 func (l *List[T]) Remove(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := l.o.begin(ctx, opListRemove)
+	ctx, rec, err := l.o.open(ctx, opListRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b, err := l.o.encode(v)
@@ -219,9 +219,9 @@ func (l *List[T]) RemoveAt(ctx context.Context, index int64) (_ T, err error) {
 // IndexOf returns the index of the first element equal to v (one LPOS), or
 // -1 when there is none. It returns the errors of Add.
 func (l *List[T]) IndexOf(ctx context.Context, v T) (_ int64, err error) {
-	ctx, rec := l.o.begin(ctx, opListIndexOf)
+	ctx, rec, err := l.o.open(ctx, opListIndexOf)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	b, err := l.o.encode(v)
@@ -247,9 +247,9 @@ func (l *List[T]) Contains(ctx context.Context, v T) (bool, error) {
 // LLEN). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
 func (l *List[T]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := l.o.begin(ctx, opListSize)
+	ctx, rec, err := l.o.open(ctx, opListSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	l.o.c.trip(ctx, 1)
@@ -263,9 +263,9 @@ func (l *List[T]) Size(ctx context.Context) (_ int64, err error) {
 // so Range(ctx, 0, -1) is the whole list. It returns ErrCodec when an
 // element does not decode, and the errors of Size.
 func (l *List[T]) Range(ctx context.Context, from, to int64) (_ []T, err error) {
-	ctx, rec := l.o.begin(ctx, opListRange)
+	ctx, rec, err := l.o.open(ctx, opListRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	l.o.c.trip(ctx, 1)
@@ -285,9 +285,9 @@ func (l *List[T]) ReadAll(ctx context.Context) ([]T, error) { return l.Range(ctx
 // removes the others (one LTRIM, Redisson's trim); indexes as in Range. It
 // returns the errors of Size.
 func (l *List[T]) Trim(ctx context.Context, from, to int64) (err error) {
-	ctx, rec := l.o.begin(ctx, opListTrim)
+	ctx, rec, err := l.o.open(ctx, opListTrim)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	l.o.c.trip(ctx, 1)
@@ -298,9 +298,9 @@ func (l *List[T]) Trim(ctx context.Context, from, to int64) (err error) {
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (l *List[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := l.o.begin(ctx, opListDelete)
+	ctx, rec, err := l.o.open(ctx, opListDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.o.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	l.o.c.trip(ctx, 1)

@@ -29,8 +29,6 @@ func (l *Lock) Name() string { return l.name }
 // first one, Owner is the number the first will use.
 func (l *Lock) Owner() string { return l.ident().owner }
 
-func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
-
 // Lock waits until it holds the lock or ctx ends. The lease is the client's
 // WatchdogTimeout, renewed by the watchdog until Unlock. While another
 // goroutine's acquisition of this handle holds it, Lock waits for it as for
@@ -41,9 +39,9 @@ func (l *Lock) check() error { return l.c.checkObject(l.name, l.badName) }
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (l *Lock) Lock(ctx context.Context) (err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	ctx, rec, err := l.open(ctx, opLockAcquire)
 	defer func() { rec.end(err, OutcomeAcquired) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	_, err = l.tryLock(ctx, -1, 0, nil)
@@ -56,9 +54,9 @@ func (l *Lock) Lock(ctx context.Context) (err error) {
 // watchdog keeps the lease alive). Errors as Lock's, and ErrNegativeDuration
 // for a negative lease.
 func (l *Lock) LockLease(ctx context.Context, lease time.Duration) (err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	ctx, rec, err := l.open(ctx, opLockAcquire)
 	defer func() { rec.end(err, OutcomeAcquired) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	if lease < 0 {
@@ -85,9 +83,9 @@ func (l *Lock) LockLease(ctx context.Context, lease time.Duration) (err error) {
 // acquire whose reply was lost, that hold expires with its lease under an
 // owner number the handle no longer uses).
 func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (ok bool, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	ctx, rec, err := l.open(ctx, opLockAcquire)
 	defer func() { rec.end(err, acquiredIf(ok)) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	if wait < 0 || lease < 0 {
@@ -106,16 +104,16 @@ func (l *Lock) TryLock(ctx context.Context, wait, lease time.Duration) (ok bool,
 // means the hold was lost before fn returned).
 func (l *Lock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx context.Context) error) error {
 	if err := l.check(); err != nil {
-		l.c.reject(ctx, l.kind.what, l.name, opLockAcquire, err)
+		l.reject(ctx, opLockAcquire, err)
 		return err
 	}
 	if wait < 0 || lease < 0 {
 		err := objectErrorf(l.kind.what, l.name, "%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
-		l.c.reject(ctx, l.kind.what, l.name, opLockAcquire, err)
+		l.reject(ctx, opLockAcquire, err)
 		return err
 	}
 	var h *hold
-	actx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockAcquire)
+	actx, rec := l.begin(ctx, opLockAcquire)
 	ok, err := l.tryLock(actx, wait, lease, &h)
 	if err == nil && !ok {
 		err = objectErrorf(l.kind.what, l.name, "%w of %v", ErrNotAcquired, wait)
@@ -143,9 +141,9 @@ func (l *Lock) Do(ctx context.Context, wait, lease time.Duration, fn func(ctx co
 // counted once. After an error the hold is no longer renewed; if it still
 // exists it ends (Done, ErrLeaseLost) at its lease deadline.
 func (l *Lock) Unlock(ctx context.Context) (err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockRelease)
+	ctx, rec, err := l.open(ctx, opLockRelease)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -180,9 +178,9 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 // negative lease, ErrClientClosed, or a Redis error (the hold then keeps its
 // old lease). On the read side it extends the handle's own read holds.
 func (l *Lock) Extend(ctx context.Context, lease time.Duration) (err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockExtend)
+	ctx, rec, err := l.open(ctx, opLockExtend)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return err
 	}
 	if lease < 0 {
@@ -205,9 +203,9 @@ func (l *Lock) Extend(ctx context.Context, lease time.Duration) (err error) {
 // ForceUnlock deletes the lock whoever holds it and wakes one waiter. It
 // reports whether there was a lock to delete.
 func (l *Lock) ForceUnlock(ctx context.Context) (_ bool, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockForceUnlock)
+	ctx, rec, err := l.open(ctx, opLockForceUnlock)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	keys := []string{l.name, l.channel}

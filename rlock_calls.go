@@ -295,7 +295,7 @@ func (l *lockCore) unlock(ctx context.Context) error {
 }
 
 // extend sets the current hold's lease to lease from now (0: the watchdog's
-// lease, renewed from then on), through the kind's renewal script.
+// lease, renewed from then on), through the hold's renewal script.
 func (l *lockCore) extend(ctx context.Context, lease time.Duration) error {
 	h := l.hold
 	watched := lease == 0
@@ -313,7 +313,7 @@ func (l *lockCore) extend(ctx context.Context, lease time.Duration) error {
 	start := time.Now()
 	expires := start.Add(lease - lossMargin(lease))
 	arg := strconv.FormatInt(ms, 10)
-	res, err := l.c.scripts.run(ctx, h.kind.renew, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
+	res, err := l.c.scripts.run(ctx, h.renewal.script, []string{h.key}, append([]any{arg}, h.renewArgs...)...).Int64Slice()
 	if err == nil && len(res) != 1 {
 		err = objectErrorf(l.kind.what, l.name, "%w: extend returned %v", ErrUnexpectedReply, res)
 	} else if err != nil {

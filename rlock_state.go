@@ -22,9 +22,9 @@ func (l *Lock) state(ctx context.Context) (lockState, error) {
 // QueueLength returns how many owners wait in a fair lock's queue (0 for
 // other locks).
 func (l *Lock) QueueLength(ctx context.Context) (_ int64, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockQueueLength)
+	ctx, rec, err := l.open(ctx, opLockQueueLength)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := l.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	if l.kind.queue == nil {
@@ -41,7 +41,7 @@ func (l *Lock) QueueLength(ctx context.Context) (_ int64, err error) {
 // IsLocked reports whether any owner, in any process, holds the lock (for
 // a read-write lock's handles: holds its read side, or its write side).
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsLocked)
+	ctx, rec := l.begin(ctx, opLockIsLocked)
 	s, err := l.state(ctx)
 	rec.end(err, OutcomeOK)
 	return s.locked, err
@@ -49,7 +49,7 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeld reports whether this owner holds the lock.
 func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockIsHeld)
+	ctx, rec := l.begin(ctx, opLockIsHeld)
 	s, err := l.state(ctx)
 	rec.end(err, OutcomeOK)
 	return s.count > 0, err
@@ -57,7 +57,7 @@ func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
 
 // HoldCount returns how many holds this owner has on the lock (0 when none).
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockHoldCount)
+	ctx, rec := l.begin(ctx, opLockHoldCount)
 	s, err := l.state(ctx)
 	rec.end(err, OutcomeOK)
 	return s.count, err
@@ -67,7 +67,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // holds it: 0 when the lock is free. A lock key without expiry (written by
 // something other than a lock client) returns ErrUnexpectedReply.
 func (l *Lock) RemainingLease(ctx context.Context) (_ time.Duration, err error) {
-	ctx, rec := l.c.begin(ctx, l.kind.what, l.name, opLockRemainingLease)
+	ctx, rec := l.begin(ctx, opLockRemainingLease)
 	defer func() { rec.end(err, OutcomeOK) }()
 	s, err := l.state(ctx)
 	switch {

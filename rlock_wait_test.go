@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // A waiter queued behind a local waiter that gave up is bounded by the
@@ -58,14 +58,7 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 	a := newClient(t, rdb, nil)
 	b := newClient(t, srv.Client(t), nil)
 	ctx := testCtx(t, 3*time.Minute)
-	waiters := func(channel string) int {
-		b.pubsub.mu.Lock()
-		defer b.pubsub.mu.Unlock()
-		if e := b.pubsub.entries[b.pubsub.objectKey(objectChannel{name: channel})]; e != nil && e.confirmed {
-			return len(e.waiters)
-		}
-		return -1
-	}
+	waiters := func(channel string) int { return b.pubsub.engine.Waiters(pubsub.Object{Name: channel}) }
 	type result struct {
 		ok  bool
 		err error
@@ -83,12 +76,17 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 		go func() { l := b.GetLock(name); ok, err := l.TryLock(ctx, 15*time.Second, 0); w2 <- result{ok, err, l} }()
 		eventually(t, 10*time.Second, "W2 waiting", func() bool { return waiters(channel) == 2 })
 
-		rdb.Del(ctx, name) // the holder's release; its message is delivered here:
-		b.pubsub.mu.Lock()
-		conn := b.pubsub.entries[b.pubsub.objectKey(objectChannel{name: channel})].conn
-		b.pubsub.mu.Unlock()
-		b.pubsub.dispatch(conn, &redis.Message{Channel: channel, Payload: "0"})
-		cancel1()
+		// W1's context ends as the release's message is delivered: a hook on
+		// the lock's channel, told each message under the engine's lock just
+		// after the waiters were woken, cancels it.
+		hooked, err := b.pubsub.listen(ctx, chanKey{name: channel}, &listener{hook: cancelOnMessage(cancel1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb.Del(ctx, name) // the holder's release; its message:
+		if err := rdb.Publish(ctx, channel, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
 		start := time.Now()
 		if r := <-w1; r.ok {
 			if err := r.l.Unlock(ctx); err != nil { // W1 won after all: hand on
@@ -101,8 +99,16 @@ func TestLockWakeUpPassedOnWhenWaiterContextEnds(t *testing.T) {
 			t.Fatalf("round %d: W2 TryLock(15s) = %v, %v after %v on a free lock; the wake-up given to W1 as its context ended was lost", i, r.ok, r.err, waited)
 		}
 		unlockN(t, ctx, r.l, 1)
+		hooked.close()
 	}
 }
+
+// cancelOnMessage is a channelHook that calls itself on every message.
+type cancelOnMessage func()
+
+func (f cancelOnMessage) message(string) { f() }
+func (cancelOnMessage) lost()            {}
+func (cancelOnMessage) resumed()         {}
 
 // The lease-change message: a negative number wakes every waiter to try
 // again; 0, 1 and the taken announcements keep their meaning.

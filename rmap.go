@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 const mapKind = "map"
@@ -28,13 +26,7 @@ const mapKind = "map"
 //
 // A Map is safe for concurrent use and holds no state of its own.
 type Map[K comparable, V any] struct {
-	c       *Client
-	kind    string // mapKind, or mapCacheKind for a MapCache's (errors)
-	opKind  string // the kind an Observer sees: map, map_cache
-	name    string
-	object  string // `map "name"`, for errors
-	codec   Codec
-	badName error
+	base // kind: mapKind, or mapCacheKind for a MapCache's
 }
 
 // GetMap returns the map called name, from keys of type K to values of type
@@ -45,20 +37,16 @@ type Map[K comparable, V any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
-	return newMap[K, V](c, mapKind, name, opts, c.nameError(mapKind, name))
+	return newMap[K, V](c, mapKind, name, opts)
 }
 
-// newMap builds a Map of the kind given (its errors name it).
-func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOption, badName error) *Map[K, V] {
-	return &Map[K, V]{
-		c:       c,
-		kind:    kind,
-		opKind:  strings.ReplaceAll(kind, " ", "_"),
-		name:    name,
-		object:  fmt.Sprintf("%s %q", kind, name),
-		codec:   c.objectCodec(opts),
-		badName: badName,
-	}
+// newMap builds a Map of the kind given (its errors name it); keys are the
+// object's other keys, which must share name's cluster slot. An Observer
+// sees the kind with underscores: map, map_cache.
+func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOption, keys ...string) *Map[K, V] {
+	b := newBase(c, kind, name, c.objectCodec(opts), keys...)
+	b.opKind = strings.ReplaceAll(kind, " ", "_")
+	return &Map[K, V]{b}
 }
 
 // Name returns the map's name, the Redis key of its hash.
@@ -66,12 +54,6 @@ func (m *Map[K, V]) Name() string { return m.name }
 
 // Codec returns the codec the map encodes its keys and values with.
 func (m *Map[K, V]) Codec() Codec { return m.codec }
-
-func (m *Map[K, V]) check() error { return m.c.checkObject(m.name, m.badName) }
-
-func (m *Map[K, V]) wrap(err error) error { return objectErr(m.kind, m.name, err) }
-
-func (m *Map[K, V]) encode(v any) ([]byte, error) { return encodeNonNil(m.codec, m.object, v) }
 
 // encodeKey encodes a key; a float key -0 is encoded as 0, the key Go's ==
 // (and so ReadAll's map) takes it to be, so the two never become two fields.
@@ -83,34 +65,17 @@ func (m *Map[K, V]) encodeKey(key K) ([]byte, error) {
 }
 
 // value turns a reply (a bulk string or nil) into (value, present).
-func (m *Map[K, V]) value(v any, err error) (V, bool, error) {
-	var zero V
-	if errors.Is(err, redis.Nil) || (err == nil && v == nil) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, m.wrap(err)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return zero, false, objectErrorf(m.kind, m.name, "%w: reply %T", ErrUnexpectedReply, v)
-	}
-	val, err := decodeValue[V](m.codec, m.object, []byte(s))
-	if err != nil {
-		return zero, false, err
-	}
-	return val, true, nil
-}
+func (m *Map[K, V]) value(v any, err error) (V, bool, error) { return decodeReply[V](&m.base, v, err) }
 
 // Get returns the value at key and true, or the zero value and false when
 // key is absent. It returns ErrNilValue for a nil pointer key, ErrCodec when
 // the key does not encode or the stored value does not decode; ErrEmptyName,
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapGet)
+	ctx, rec, err := m.open(ctx, opMapGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
-	if err := m.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	k, err := m.encodeKey(key)
@@ -129,7 +94,7 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
 // encode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPut)
+	ctx, rec := m.begin(ctx, opMapPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPut, key, v)
 }
@@ -139,7 +104,7 @@ func (m *Map[K, V]) Put(ctx context.Context, key K, v V) (_ V, _ bool, err error
 // zero value and false when it stored v, like sync.Map's LoadOrStore
 // reversed. It returns the errors of Put.
 func (m *Map[K, V]) PutIfAbsent(ctx context.Context, key K, v V) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapPutIfAbsent)
+	ctx, rec := m.begin(ctx, opMapPutIfAbsent)
 	defer func() { rec.end(err, OutcomeOK) }()
 	return m.put(ctx, scriptMapPutIfAbsent, key, v)
 }
@@ -165,10 +130,10 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 // removed all the same and the error matches ErrCodec. It returns the errors
 // of Get.
 func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapRemove)
+	ctx, rec, err := m.open(ctx, opMapRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
-	if err := m.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	k, err := m.encodeKey(key)
@@ -182,9 +147,9 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) 
 // whether key was new (Redisson's fastPut, one HSET). It returns the errors
 // of Put.
 func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastPut)
+	ctx, rec, err := m.open(ctx, opMapFastPut)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	k, err := m.encodeKey(key)
@@ -206,9 +171,9 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error)
 // deleted); ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or
 // a Redis error otherwise.
 func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapFastRemove)
+	ctx, rec, err := m.open(ctx, opMapFastRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	if len(keys) == 0 {
@@ -229,9 +194,9 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err err
 
 // ContainsKey reports whether key is present. It returns the errors of Get.
 func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapContainsKey)
+	ctx, rec, err := m.open(ctx, opMapContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	k, err := m.encodeKey(key)
@@ -247,9 +212,9 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) 
 // returns ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error.
 func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapSize)
+	ctx, rec, err := m.open(ctx, opMapSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	m.c.trip(ctx, 1)
@@ -263,9 +228,9 @@ func (m *Map[K, V]) Size(ctx context.Context) (_ int64, err error) {
 // decode; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a
 // Redis error otherwise.
 func (m *Map[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapReadAll)
+	ctx, rec, err := m.open(ctx, opMapReadAll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	m.c.trip(ctx, 1)
@@ -306,9 +271,9 @@ func (m *Map[K, V]) entry(field, value string) (K, V, error) {
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapDelete)
+	ctx, rec, err := m.open(ctx, opMapDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := m.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	m.c.trip(ctx, 1)
@@ -341,10 +306,10 @@ func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
 // returns ErrNilValue for a nil pointer key; ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (_ V, err error) {
-	ctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapAddAndGet)
+	ctx, rec, err := m.open(ctx, opMapAddAndGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero V
-	if err := m.check(); err != nil {
+	if err != nil {
 		return zero, err
 	}
 	k, err := m.encodeKey(key)

@@ -57,8 +57,7 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
-	p := &pager{c: m.c, kind: m.kind, opKind: m.opKind, name: m.name, op: opMapScan, batch: it.batch, check: m.check, wrap: m.wrap}
-	return p.scan(ctx, it.page, func(kv []string) (bool, error) {
+	return m.pager(opMapScan, it.batch).scan(ctx, it.page, func(kv []string) (bool, error) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			k, v, err := m.entry(kv[i], kv[i+1])
 			if err != nil {

@@ -84,9 +84,9 @@ func (s *Set[T]) RemoveAll(ctx context.Context, vs ...T) (int64, error) {
 }
 
 func (s *Set[T]) members(ctx context.Context, op string, vs []T, cmd func(context.Context, string, ...any) *redis.IntCmd) (_ int64, err error) {
-	ctx, rec := s.o.begin(ctx, op)
+	ctx, rec, err := s.o.open(ctx, op)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	args, err := encodeAll(&s.o, vs)
@@ -101,9 +101,9 @@ func (s *Set[T]) members(ctx context.Context, op string, vs []T, cmd func(contex
 // Contains reports whether v is a member (one SISMEMBER). It returns the
 // errors of Add.
 func (s *Set[T]) Contains(ctx context.Context, v T) (_ bool, err error) {
-	ctx, rec := s.o.begin(ctx, opSetContains)
+	ctx, rec, err := s.o.open(ctx, opSetContains)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	b, err := s.o.encode(v)
@@ -119,9 +119,9 @@ func (s *Set[T]) Contains(ctx context.Context, v T) (_ bool, err error) {
 // SCARD). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
 func (s *Set[T]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := s.o.begin(ctx, opSetSize)
+	ctx, rec, err := s.o.open(ctx, opSetSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	s.o.c.trip(ctx, 1)
@@ -134,9 +134,9 @@ func (s *Set[T]) Size(ctx context.Context) (_ int64, err error) {
 // Iterator instead. It returns ErrCodec when a member does not decode, and
 // the errors of Size.
 func (s *Set[T]) Members(ctx context.Context) (_ []T, err error) {
-	ctx, rec := s.o.begin(ctx, opSetMembers)
+	ctx, rec, err := s.o.open(ctx, opSetMembers)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	s.o.c.trip(ctx, 1)
@@ -154,15 +154,15 @@ func (s *Set[T]) decoded(ss []string, err error) ([]T, error) {
 // (one SRANDMEMBER, Redisson's random), or the zero value and false when
 // the set is empty. It returns the errors of Members.
 func (s *Set[T]) RandomMember(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := s.o.begin(ctx, opSetRandom)
+	ctx, rec, err := s.o.open(ctx, opSetRandom)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SRandMember(ctx, s.o.name).Result()
-	return decodeOne[T](&s.o, v, err)
+	return decodeOne[T](&s.o.base, v, err)
 }
 
 // RandomMembers returns up to n distinct random members, leaving them in
@@ -178,15 +178,15 @@ func (s *Set[T]) RandomMembers(ctx context.Context, n int64) ([]T, error) {
 // the same and the error matches ErrCodec. It returns the errors of
 // Members.
 func (s *Set[T]) Pop(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec := s.o.begin(ctx, opSetPop)
+	ctx, rec, err := s.o.open(ctx, opSetPop)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return zero, false, err
 	}
 	s.o.c.trip(ctx, 1)
 	v, err := s.o.c.rdb.SPop(ctx, s.o.name).Result()
-	return decodeOne[T](&s.o, v, err)
+	return decodeOne[T](&s.o.base, v, err)
 }
 
 // PopN removes up to n random members and returns them (one SPOP n,
@@ -197,9 +197,9 @@ func (s *Set[T]) PopN(ctx context.Context, n int64) ([]T, error) {
 }
 
 func (s *Set[T]) some(ctx context.Context, op string, n int64, cmd func(context.Context, string, int64) *redis.StringSliceCmd) (_ []T, err error) {
-	ctx, rec := s.o.begin(ctx, op)
+	ctx, rec, err := s.o.open(ctx, op)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if err := s.o.checkCount(n); err != nil || n == 0 {
@@ -213,9 +213,9 @@ func (s *Set[T]) some(ctx context.Context, op string, n int64, cmd func(context.
 // reports whether it existed. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, or a Redis error.
 func (s *Set[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := s.o.begin(ctx, opSetDelete)
+	ctx, rec, err := s.o.open(ctx, opSetDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.o.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	s.o.c.trip(ctx, 1)

@@ -106,9 +106,9 @@ func (z *SortedSet[T]) AddAll(ctx context.Context, entries ...ScoredEntry[T]) (i
 }
 
 func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T]) (_ int64, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetAdd)
+	ctx, rec, err := z.o.open(ctx, opZSetAdd)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	args := make([]any, 0, 3+2*len(entries))
@@ -142,9 +142,9 @@ func (z *SortedSet[T]) add(ctx context.Context, nx bool, entries []ScoredEntry[T
 // returns ErrInvalidScore for a NaN delta (or a sum Redis finds NaN, +Inf
 // plus -Inf; nothing changed), and the errors of Add.
 func (z *SortedSet[T]) AddScore(ctx context.Context, v T, delta float64) (_ float64, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetAddScore)
+	ctx, rec, err := z.o.open(ctx, opZSetAddScore)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	if _, err := z.o.scoreArg(delta); err != nil {
@@ -243,9 +243,9 @@ func (z *SortedSet[T]) Remove(ctx context.Context, v T) (_ bool, err error) {
 // exist; one ZCARD). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
 func (z *SortedSet[T]) Size(ctx context.Context) (_ int64, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetSize)
+	ctx, rec, err := z.o.open(ctx, opZSetSize)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -294,9 +294,9 @@ func (z *SortedSet[T]) bounds(r ScoreRange) (string, string, error) {
 // Redisson) and reports whether it existed. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (z *SortedSet[T]) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetDelete)
+	ctx, rec, err := z.o.open(ctx, opZSetDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return false, err
 	}
 	z.o.c.trip(ctx, 1)

@@ -11,9 +11,9 @@ import (
 // it removed; as in Redis a negative rank counts from the highest (-1). It
 // returns the errors of Size.
 func (z *SortedSet[T]) RemoveRangeByRank(ctx context.Context, start, stop int64) (_ int64, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRemoveRange)
+	ctx, rec, err := z.o.open(ctx, opZSetRemoveRange)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	z.o.c.trip(ctx, 1)
@@ -52,9 +52,9 @@ func (z *SortedSet[T]) PollLast(ctx context.Context, n int64) ([]ScoredEntry[T],
 }
 
 func (z *SortedSet[T]) poll(ctx context.Context, n int64, cmd func(context.Context, string, ...int64) *redis.ZSliceCmd) (_ []ScoredEntry[T], err error) {
-	ctx, rec := z.o.begin(ctx, opZSetPoll)
+	ctx, rec, err := z.o.open(ctx, opZSetPoll)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := z.o.check(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if err := z.o.checkCount(n); err != nil || n == 0 {

@@ -62,13 +62,11 @@ var semPlaceTTLArg = strconv.FormatInt(semPlaceTTL.Milliseconds(), 10)
 //
 // A Semaphore is safe for concurrent use and holds no state of its own.
 type Semaphore struct {
-	c       *Client
-	name    string
+	base
 	channel string
 	wake    string   // this client's wake channel
 	keys    []string // semaphore, queue, waiters, channel, wake channel prefix; never modified
 	callPre string   // call marker prefix: redisson_sc_call:{name}:<client uuid>:
-	badName error
 }
 
 const semKind = "semaphore"
@@ -79,31 +77,31 @@ const semKind = "semaphore"
 // that the semaphore's keys share one slot; other such names return
 // ErrInvalidName.
 func (c *Client) GetSemaphore(name string) *Semaphore {
-	s := &Semaphore{
-		c:       c,
-		name:    name,
-		channel: prefixName("redisson_sc", name),
+	channel := prefixName("redisson_sc", name)
+	wakePre := prefixName("redisson_sc_wake", name) + ":"
+	return &Semaphore{
+		base:    newBase(c, semKind, name, nil, channel),
+		channel: channel,
+		wake:    wakePre + c.id,
+		keys:    []string{name, prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), channel, wakePre},
 		callPre: prefixName("redisson_sc_call", name) + ":" + c.id + ":",
 	}
-	wakePre := prefixName("redisson_sc_wake", name) + ":"
-	s.wake = wakePre + c.id
-	s.keys = []string{name, prefixName("redisson_sc_queue", name), prefixName("redisson_sc_waiters", name), s.channel, wakePre}
-	s.badName = c.nameError(semKind, name, s.channel)
-	return s
 }
 
 // Name returns the semaphore's name, the Redis key of its available permits.
 func (s *Semaphore) Name() string { return s.name }
 
+// check replaces the base's for a call asking n permits: a usable name
+// with n < 0 is ErrInvalidPermits, even on a closed client.
 func (s *Semaphore) check(n int64) error {
 	if s.name != "" && s.badName == nil && n < 0 {
-		return objectErr(semKind, s.name, invalidOption(ErrInvalidPermits, "permits", n, "at least 0"))
+		return s.wrap(invalidOption(ErrInvalidPermits, "permits", n, "at least 0"))
 	}
-	return s.c.checkObject(s.name, s.badName)
+	return s.base.check()
 }
 
-// wrap names the semaphore in err; WRONGTYPE replies, and replies saying the
-// key holds no integer, match ErrWrongType.
+// wrap replaces the base's: WRONGTYPE replies, and replies saying the key
+// holds no integer, match ErrWrongType.
 func (s *Semaphore) wrap(err error) error { return intKeyErr(semKind, s.name, err) }
 
 // marker returns a fresh call marker key.
@@ -124,7 +122,7 @@ func (s *Semaphore) keysWith(marker string) []string {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemTrySetPermits)
+	ctx, rec := s.begin(ctx, opSemTrySetPermits)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(n); err != nil {
 		return false, err
@@ -142,7 +140,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (_ bool, err err
 // an int64 (leaving it unchanged); ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) (err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAddPermits)
+	ctx, rec := s.begin(ctx, opSemAddPermits)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(0); err != nil || n == 0 {
 		return err
@@ -159,7 +157,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) (err error) {
 // ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error otherwise.
 // After a network error the release may or may not have happened.
 func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemRelease)
+	ctx, rec := s.begin(ctx, opSemRelease)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err := s.check(n); err != nil || n == 0 {
 		return err
@@ -186,9 +184,9 @@ func (s *Semaphore) add(ctx context.Context, n int64) error {
 // available. It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (_ int64, err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAvailable)
+	ctx, rec, err := s.open(ctx, opSemAvailable)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(0); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	return readIntKey(ctx, s.c, semKind, s.name)
@@ -199,9 +197,9 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (_ int64, err error) {
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
 func (s *Semaphore) DrainPermits(ctx context.Context) (_ int64, err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemDrain)
+	ctx, rec, err := s.open(ctx, opSemDrain)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(0); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	m := s.marker()
@@ -216,9 +214,9 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (_ int64, err error) {
 // after a lost reply may report false. It returns ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (s *Semaphore) Delete(ctx context.Context) (_ bool, err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemDelete)
+	ctx, rec, err := s.open(ctx, opSemDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := s.check(0); err != nil {
+	if err != nil {
 		return false, err
 	}
 	n, err := s.c.scripts.run(ctx, scriptSemDelete, s.keys[:3]).Int64()
@@ -233,7 +231,7 @@ func (s *Semaphore) Delete(ctx context.Context) (_ bool, err error) {
 // See Semaphore for the order in which waiters are served; a semaphore never
 // set up (see TrySetPermits) has 0 permits.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) (err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAcquire)
+	ctx, rec := s.begin(ctx, opSemAcquire)
 	defer func() { rec.end(err, OutcomeAcquired) }()
 	if err := s.check(n); err != nil || n == 0 {
 		return err
@@ -252,7 +250,7 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) (err error) {
 // subscription behind (when Redis cannot be reached to undo an attempt whose
 // reply was lost, its permits may stay taken).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) (ok bool, err error) {
-	ctx, rec := s.c.begin(ctx, semKind, s.name, opSemAcquire)
+	ctx, rec := s.begin(ctx, opSemAcquire)
 	defer func() { rec.end(err, acquiredIf(ok)) }()
 	if err := s.check(n); err != nil {
 		return false, err

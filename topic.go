@@ -35,17 +35,14 @@ const defaultTopicBuffer = 1024
 //
 // A Topic is safe for concurrent use.
 type Topic[T any] struct {
-	c       *Client
-	name    string
-	codec   Codec
+	base    // kind: "topic" or "sharded topic"
 	sharded bool
-	kind    string
 }
 
 // GetTopic returns the topic called name (a plain Redis channel of that
 // name). opts may set the codec (WithCodec); the default is the client's.
 func GetTopic[T any](c *Client, name string, opts ...ObjectOption) *Topic[T] {
-	return &Topic[T]{c: c, name: name, codec: c.objectCodec(opts), kind: "topic"}
+	return &Topic[T]{base: newBase(c, "topic", name, c.objectCodec(opts))}
 }
 
 // GetShardedTopic returns the sharded topic called name: its channel lives
@@ -54,22 +51,13 @@ func GetTopic[T any](c *Client, name string, opts ...ObjectOption) *Topic[T] {
 // with the cluster where a plain channel is broadcast to every node. It
 // needs Redis 7 or later, also outside Cluster.
 func GetShardedTopic[T any](c *Client, name string, opts ...ObjectOption) *Topic[T] {
-	return &Topic[T]{c: c, name: name, codec: c.objectCodec(opts), sharded: true, kind: "sharded topic"}
+	return &Topic[T]{base: newBase(c, "sharded topic", name, c.objectCodec(opts)), sharded: true}
 }
 
 // Name returns the topic's name, its channel.
 func (t *Topic[T]) Name() string { return t.name }
 
 func (t *Topic[T]) object() string { return fmt.Sprintf("%s %q", t.kind, t.name) }
-
-// errorf is an error of the topic's own, in the one shape.
-func (t *Topic[T]) errorf(format string, args ...any) error {
-	return objectErrorf(t.kind, t.name, format, args...)
-}
-
-func (t *Topic[T]) check() error {
-	return t.c.checkObject(t.name, nil)
-}
 
 // Publish sends msg to the topic's subscribers and returns how many Redis
 // subscriptions received it: one per subscribed client (all local
@@ -78,9 +66,9 @@ func (t *Topic[T]) check() error {
 // the PUBLISH, as Redis does; a sharded topic counts them all. It returns ErrEmptyName, ErrClientClosed, an ErrCodec error when msg
 // does not encode, or a Redis error.
 func (t *Topic[T]) Publish(ctx context.Context, msg T) (_ int64, err error) {
-	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicPublish)
+	ctx, rec, err := t.open(ctx, opTopicPublish)
 	defer func() { rec.end(err, OutcomeOK) }()
-	if err := t.check(); err != nil {
+	if err != nil {
 		return 0, err
 	}
 	b, err := encodeValue(t.codec, t.object(), msg)
@@ -160,7 +148,7 @@ func (s *TopicSubscription) DecodeErrors() int64 { return s.decodeErr.Load() }
 // ErrEmptyName, ErrInvalidName, ErrClientClosed, ErrInvalidBuffer, or an
 // error for a nil handler.
 func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...TopicOption) (_ *TopicSubscription, err error) {
-	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicSubscribe)
+	ctx, rec := t.begin(ctx, opTopicSubscribe)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if handler == nil {
 		return nil, objectErr(t.kind, t.name, invalidOption(ErrInvalidOption, "handler", nil, "a function"))
@@ -176,7 +164,7 @@ func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...Topic
 // client closes). Messages wait in the subscriber's buffer (WithBuffer)
 // while the channel is not read; beyond it they are dropped.
 func (t *Topic[T]) Channel(ctx context.Context, opts ...TopicOption) (_ <-chan T, _ func(), err error) {
-	ctx, rec := t.c.begin(ctx, t.kind, t.name, opTopicSubscribe)
+	ctx, rec := t.begin(ctx, opTopicSubscribe)
 	defer func() { rec.end(err, OutcomeOK) }()
 	out := make(chan T)
 	s, err := t.subscribe(ctx, opts, func(s *TopicSubscription, v T) bool {

@@ -10,8 +10,9 @@ import (
 
 // watchdog keeps watchdog leases alive: one goroutine per client renews every
 // registered hold each third of the watchdog timeout, in batched script calls
-// (at most batch locks each, grouped by hash slot) sent in one pipeline. A
-// hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
+// (at most batch locks each, grouped by renewal script and hash slot) sent in
+// one pipeline. It knows no lock kind: each hold carries its renewal spec
+// (hold.go), which names the scripts and the hold in events. A hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
 // not been confirmed by its lease deadline (measured from before the last
 // successful renewal was sent, less lossMargin), even while a renewal is
 // still in flight.
@@ -27,29 +28,28 @@ type watchdog struct {
 	holds map[*hold]struct{} // watched: renewed by the loop
 	// live is every hold of the client that has not ended: the watched
 	// ones and those a lease timer ends (see keep). close ends them all.
-	live    map[*hold]struct{}
-	stale   []*hold // ended by expiry, then renewed late: to drop from Redis
-	started bool
-	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
+	live  map[*hold]struct{}
+	stale []*hold // ended by expiry, then renewed late: to drop from Redis
+	// loop runs the renewal loop, started by the first watched hold; its
+	// stop, under mu, closes the registry too.
+	loop *lazyLoop
 
 	// Last renewal pass, for tests and benchmarks.
 	lastPass  time.Duration
 	lastCalls int
 }
 
-func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int, cleanup time.Duration) *watchdog {
+func newWatchdog(s *scripts, topo topology, em *emitter, timeout time.Duration, batch int, cleanup time.Duration) *watchdog {
 	return &watchdog{
 		scripts: s,
 		topo:    topo,
+		emit:    em,
 		timeout: timeout,
 		batch:   batch,
 		cleanup: cleanup,
 		holds:   make(map[*hold]struct{}),
 		live:    make(map[*hold]struct{}),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		loop:    newLazyLoop(),
 	}
 }
 
@@ -58,16 +58,12 @@ func newWatchdog(s *scripts, topo topology, timeout time.Duration, batch int, cl
 func (w *watchdog) add(h *hold, expires time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if !w.loop.start(w.run) {
 		return false
 	}
 	h.expires = expires
 	w.holds[h] = struct{}{}
 	w.live[h] = struct{}{}
-	if !w.started {
-		w.started = true
-		go w.loop()
-	}
 	return true
 }
 
@@ -85,7 +81,7 @@ func (w *watchdog) extend(h *hold, expires time.Time) {
 func (w *watchdog) keep(h *hold) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.loop.isStopped() {
 		return false
 	}
 	w.live[h] = struct{}{}
@@ -118,8 +114,8 @@ type pass struct {
 	took   time.Duration
 }
 
-func (w *watchdog) loop() {
-	defer close(w.done)
+// run is the renewal loop; it ends when ctx (the lazyLoop's) is cancelled.
+func (w *watchdog) run(ctx context.Context) {
 	period := w.timeout / 3
 	tick := time.NewTicker(period)
 	defer tick.Stop()
@@ -130,7 +126,7 @@ func (w *watchdog) loop() {
 	missed := false // a tick came while a pass was running
 	for {
 		select {
-		case <-w.stop:
+		case <-ctx.Done():
 			w.abandon(inFlight, cancelPass)
 			return
 		case <-tick.C:
@@ -176,8 +172,8 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	}
 	// One call renews holds of one script and one slot.
 	sort.Slice(holds, func(i, j int) bool {
-		if holds[i].kind.renew != holds[j].kind.renew {
-			return holds[i].kind.renew.Name() < holds[j].kind.renew.Name()
+		if holds[i].renewal.script != holds[j].renewal.script {
+			return holds[i].renewal.script.Name() < holds[j].renewal.script.Name()
 		}
 		return holds[i].slot < holds[j].slot
 	})
@@ -185,11 +181,11 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	ms := strconv.FormatInt(w.timeout.Milliseconds(), 10)
 	for i := 0; i < len(holds); {
 		j := i + 1
-		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].kind.renew == holds[i].kind.renew {
+		for j < len(holds) && j-i < w.batch && holds[j].slot == holds[i].slot && holds[j].renewal.script == holds[i].renewal.script {
 			j++
 		}
 		chunk := holds[i:j]
-		cl := &call{s: chunk[0].kind.renew, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
+		cl := &call{s: chunk[0].renewal.script, keys: make([]string, len(chunk)), args: make([]any, 1, 1+2*len(chunk))}
 		cl.args[0] = ms
 		for k, h := range chunk {
 			cl.keys[k] = h.key
@@ -200,7 +196,7 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 		i = j
 	}
 	for _, h := range stale {
-		p.calls = append(p.calls, &call{s: h.kind.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
+		p.calls = append(p.calls, &call{s: h.renewal.drop, keys: []string{h.key, h.channel}, args: []any{h.field, h.pub}})
 		p.owners = append(p.owners, nil)
 	}
 	out := make(chan *pass, 1) // never blocks the pass, even once abandoned
@@ -274,7 +270,7 @@ func (w *watchdog) apply(p *pass) {
 		for k, h := range p.owners[c] {
 			ok := k < len(res) && res[k] == 1
 			if _, watched := w.holds[h]; !watched {
-				if ok && h.expired && h.kind.drop != nil && !w.tracksField(h.key, h.field) {
+				if ok && h.expired && h.renewal.drop != nil && !w.tracksField(h.key, h.field) {
 					w.stale = append(w.stale, h) // kept alive after all: drop it
 				}
 				continue
@@ -342,20 +338,15 @@ func (w *watchdog) expireOverdue(period time.Duration) time.Duration {
 // client can no longer release them.
 func (w *watchdog) close() {
 	w.mu.Lock()
-	if w.closed {
+	if !w.loop.stop() {
 		w.mu.Unlock()
 		return
 	}
-	w.closed = true
-	started := w.started
 	holds := w.live // watched holds are live too
 	w.holds = make(map[*hold]struct{})
 	w.live = make(map[*hold]struct{})
 	w.mu.Unlock()
-	close(w.stop)
-	if started {
-		<-w.done
-	}
+	w.loop.wait()
 	for h := range holds {
 		h.end(ErrClientClosed)
 	}

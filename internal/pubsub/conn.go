@@ -1,4 +1,4 @@
-package redisson
+package pubsub
 
 import (
 	"context"
@@ -28,16 +28,16 @@ type connKey struct {
 type psConn struct {
 	key     connKey
 	ps      *redis.PubSub
-	started bool // its receive loop runs; guarded by pubsubService.mu
+	started bool // its receive loop runs; guarded by Service.mu
 	// writes waiting to be sent, in the order decided, and whether a
-	// goroutine is sending them; guarded by pubsubService.mu. See
+	// goroutine is sending them; guarded by Service.mu. See
 	// queueLocked.
 	queue   []func()
 	writing bool
-	retired bool // replaced: its loop returns at its next read; guarded by pubsubService.mu
+	retired bool // replaced: its loop returns at its next read; guarded by Service.mu
 
 	// The presence channel (single node or Sentinel only), guarded by
-	// pubsubService.mu: whether its SUBSCRIBE was sent, and when Redis last
+	// Service.mu: whether its SUBSCRIBE was sent, and when Redis last
 	// confirmed it.
 	presence   bool
 	presenceAt time.Time
@@ -61,11 +61,11 @@ func (c *psConn) unsubscribe(channel string) {
 
 // nodeOf returns the address of the master serving channel's slot, for a
 // sharded subscription on Cluster; "" otherwise.
-func (p *pubsubService) nodeOf(ctx context.Context, key chanKey) (string, error) {
-	if !key.sharded || p.cluster == nil {
+func (p *Service) nodeOf(ctx context.Context, key Key) (string, error) {
+	if !key.Sharded || p.cluster == nil {
 		return "", nil
 	}
-	node, err := p.cluster.MasterForKey(ctx, key.name)
+	node, err := p.cluster.MasterForKey(ctx, key.Name)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +74,7 @@ func (p *pubsubService) nodeOf(ctx context.Context, key chanKey) (string, error)
 
 // connLocked returns the connection for key, creating it if needed. Caller
 // holds p.mu.
-func (p *pubsubService) connLocked(key connKey) *psConn {
+func (p *Service) connLocked(key connKey) *psConn {
 	if c := p.conns[key]; c != nil {
 		return c
 	}
@@ -96,7 +96,7 @@ type effects struct {
 // sent in the order in which the decisions to write were taken under p.mu,
 // by one goroutine at a time: if none is sending c's writes, the caller
 // becomes it, and fx names c for its flush. Caller holds p.mu.
-func (p *pubsubService) queueLocked(fx *effects, c *psConn, write func()) {
+func (p *Service) queueLocked(fx *effects, c *psConn, write func()) {
 	c.queue = append(c.queue, write)
 	if !c.writing {
 		c.writing = true
@@ -105,7 +105,7 @@ func (p *pubsubService) queueLocked(fx *effects, c *psConn, write func()) {
 }
 
 // flush carries out fx. Caller does not hold p.mu.
-func (p *pubsubService) flush(fx effects) {
+func (p *Service) flush(fx effects) {
 	for _, c := range fx.drain {
 		p.drain(c)
 	}
@@ -117,7 +117,7 @@ func (p *pubsubService) flush(fx effects) {
 // while a write runs, so a write that hangs (dialing an unreachable node)
 // delays only the later writes of its own connection. Writes queued after
 // the service closed are not sent. Caller does not hold p.mu.
-func (p *pubsubService) drain(c *psConn) {
+func (p *Service) drain(c *psConn) {
 	p.mu.Lock()
 	for len(c.queue) > 0 && !p.closed {
 		w := c.queue[0]
@@ -139,7 +139,7 @@ func (p *pubsubService) drain(c *psConn) {
 
 // receive is the single reader of connection c. It returns when the
 // service closes or c is retired.
-func (p *pubsubService) receive(c *psConn) {
+func (p *Service) receive(c *psConn) {
 	defer p.loops.Done()
 	ctx := context.Background()
 	p.mu.Lock()
@@ -216,7 +216,7 @@ func (p *pubsubService) receive(c *psConn) {
 			p.redialed++
 			n := p.channelsOnLocked(c)
 			p.mu.Unlock()
-			p.emit.emit(Event{Type: EventPubSubReplaced, Node: c.key.addr, Channels: n})
+			p.tell(Report{Kind: Replaced, Node: c.key.addr, Channels: n})
 		}
 		backoff, pinged = 0, time.Time{}
 		p.dispatch(c, msg)
@@ -227,7 +227,7 @@ func (p *pubsubService) receive(c *psConn) {
 // plain connection, or, for sharded ones, each on the connection of the node
 // now serving its slot. Confirmed channels then wake all their waiters (see
 // dispatch), since messages may have been lost.
-func (p *pubsubService) replace(c *psConn) {
+func (p *Service) replace(c *psConn) {
 	if c.key.sharded && p.cluster != nil {
 		// Have go-redis refresh its view of the slots, so that a failover
 		// or migration is seen by the next lookups.
@@ -250,16 +250,8 @@ func (p *pubsubService) replace(c *psConn) {
 	}
 	p.mu.Unlock()
 	_ = c.ps.Close()
-	to, n := "", 0
-	for _, e := range moved {
-		if addr, ok := p.reroute(e, ""); ok {
-			if n == 0 {
-				to = addr
-			}
-			n++
-		}
-	}
-	p.emit.emit(Event{Type: EventPubSubReplaced, Node: c.key.addr, Channels: len(moved)})
+	to, n := p.rerouteAll(moved)
+	p.tell(Report{Kind: Replaced, Node: c.key.addr, Channels: len(moved)})
 	p.reportRerouted(to, n)
 }
 
@@ -270,11 +262,11 @@ var (
 )
 
 // lost reports that connection c failed with err.
-func (p *pubsubService) lost(c *psConn, err error) {
+func (p *Service) lost(c *psConn, err error) {
 	p.mu.Lock()
 	n := p.channelsOnLocked(c)
 	p.mu.Unlock()
-	p.emit.emit(Event{Type: EventPubSubLost, Node: c.key.addr, Channels: n, Err: err})
+	p.tell(Report{Kind: Lost, Node: c.key.addr, Channels: n, Err: err})
 }
 
 // presenceLocked returns the presence channel if c must still subscribe it
@@ -288,7 +280,7 @@ func (p *pubsubService) lost(c *psConn, err error) {
 // follow the failover), whether anyone listens on this client's presence
 // channel; when nobody does, the connection is on another server (or
 // silently dead) and is replaced.
-func (p *pubsubService) presenceLocked(c *psConn) []string {
+func (p *Service) presenceLocked(c *psConn) []string {
 	if p.presence == "" || c.key.sharded || c.presence {
 		return nil
 	}
@@ -298,7 +290,7 @@ func (p *pubsubService) presenceLocked(c *psConn) []string {
 
 // presenceLost reports whether the master has nobody on this client's
 // presence channel although c subscribed it more than a second ago.
-func (p *pubsubService) presenceLost(c *psConn) bool {
+func (p *Service) presenceLost(c *psConn) bool {
 	p.mu.Lock()
 	at := c.presenceAt
 	p.mu.Unlock()
@@ -315,7 +307,7 @@ func (p *pubsubService) presenceLost(c *psConn) bool {
 // confirmation has not arrived within twice the health interval (a write
 // lost around a reconnect). Sharded ones are re-routed, in case their slot
 // moved.
-func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
+func (p *Service) resubscribeUnconfirmed(c *psConn) {
 	p.mu.Lock()
 	var late []*channelEntry
 	for _, e := range p.entries {
@@ -325,20 +317,11 @@ func (p *pubsubService) resubscribeUnconfirmed(c *psConn) {
 		}
 	}
 	p.mu.Unlock()
-	to, n := "", 0
-	for _, e := range late {
-		if addr, ok := p.reroute(e, ""); ok {
-			if n == 0 {
-				to = addr
-			}
-			n++
-		}
-	}
-	p.reportRerouted(to, n)
+	p.reportRerouted(p.rerouteAll(late))
 }
 
 // dispatch handles one message read from connection c.
-func (p *pubsubService) dispatch(c *psConn, msg any) {
+func (p *Service) dispatch(c *psConn, msg any) {
 	var fx effects
 	p.mu.Lock()
 	switch m := msg.(type) {
@@ -353,12 +336,12 @@ func (p *pubsubService) dispatch(c *psConn, msg any) {
 
 // subscriptionLocked handles a (un)subscribe confirmation, asked or not.
 // Caller holds p.mu.
-func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subscription) {
+func (p *Service) subscriptionLocked(fx *effects, c *psConn, m *redis.Subscription) {
 	if m.Channel == p.presence && m.Kind == "subscribe" {
 		c.presenceAt = time.Now()
 		return
 	}
-	e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+	e := p.entries[Key{Name: m.Channel, Sharded: c.key.sharded}]
 	if e == nil || e.conn != c {
 		return
 	}
@@ -368,7 +351,7 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 		// unconfirmed entry's sunsubscribe is the answer to an earlier drop
 		// of the same channel, not news.
 		if e.confirmed {
-			e.hooksLocked(channelHook.lost)
+			e.tellLocked(Listener.Lost)
 			e.asked = time.Now()
 			if !p.closed {
 				p.loops.Add(1)
@@ -381,20 +364,13 @@ func (p *pubsubService) subscriptionLocked(fx *effects, c *psConn, m *redis.Subs
 			}
 		}
 	case "subscribe", "ssubscribe":
-		e.hooksLocked(channelHook.resumed)
+		e.tellLocked(Listener.Resumed)
 		if e.confirmed {
 			// Subscribed again after a reconnect: messages may have been
 			// lost meanwhile, so every waiter polls once more, and every
 			// listener that asked is told.
 			e.wakeNow(-1)
-			for _, l := range e.listeners {
-				if l.resubscribed != nil {
-					select {
-					case l.resubscribed <- struct{}{}:
-					default:
-					}
-				}
-			}
+			e.tellLocked(Listener.Resubscribed)
 			return
 		}
 		e.confirmed = true

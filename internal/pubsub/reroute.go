@@ -1,4 +1,4 @@
-package redisson
+package pubsub
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 )
 
 // channelsOnLocked counts the channels subscribed on c. Caller holds p.mu.
-func (p *pubsubService) channelsOnLocked(c *psConn) int {
+func (p *Service) channelsOnLocked(c *psConn) int {
 	n := 0
 	for _, e := range p.entries {
 		if e.conn == c {
@@ -28,7 +28,7 @@ func (p *pubsubService) channelsOnLocked(c *psConn) int {
 //
 // It returns the node e is subscribed on now and whether that is another
 // node than before.
-func (p *pubsubService) reroute(e *channelEntry, away string) (addr string, moved bool) {
+func (p *Service) reroute(e *channelEntry, away string) (addr string, moved bool) {
 	addr, err := p.nodeAway(e.key, away)
 	var fx effects
 	p.mu.Lock()
@@ -36,14 +36,14 @@ func (p *pubsubService) reroute(e *channelEntry, away string) (addr string, move
 		if err != nil {
 			addr = e.conn.key.addr
 		}
-		c := p.connLocked(connKey{sharded: e.key.sharded, addr: addr})
+		c := p.connLocked(connKey{sharded: e.key.Sharded, addr: addr})
 		if c != e.conn {
 			p.rerouted++
 			moved = e.conn == nil || e.conn.key.addr != addr
 		}
 		e.conn = c
 		e.asked = time.Now()
-		channels := append(p.presenceLocked(c), e.key.name)
+		channels := append(p.presenceLocked(c), e.key.Name)
 		p.queueLocked(&fx, c, func() { c.subscribe(channels...) })
 	}
 	p.mu.Unlock()
@@ -51,16 +51,30 @@ func (p *pubsubService) reroute(e *channelEntry, away string) (addr string, move
 	return addr, moved
 }
 
+// rerouteAll reroutes every entry of es (see reroute) and returns the node
+// the first one moved to another node is on now, and how many moved.
+func (p *Service) rerouteAll(es []*channelEntry) (to string, n int) {
+	for _, e := range es {
+		if addr, ok := p.reroute(e, ""); ok {
+			if n == 0 {
+				to = addr
+			}
+			n++
+		}
+	}
+	return to, n
+}
+
 // reportRerouted reports channels moved to another node (to, the first one's).
-func (p *pubsubService) reportRerouted(to string, n int) {
+func (p *Service) reportRerouted(to string, n int) {
 	if n > 0 {
-		p.emit.emit(Event{Type: EventPubSubRerouted, Node: to, Channels: n})
+		p.tell(Report{Kind: Rerouted, Node: to, Channels: n})
 	}
 }
 
 // nodeAway is nodeOf, reloading the cluster's slot map while it still
 // names away, for up to p.health.
-func (p *pubsubService) nodeAway(key chanKey, away string) (string, error) {
+func (p *Service) nodeAway(key Key, away string) (string, error) {
 	deadline := time.Now().Add(p.health)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), p.health)

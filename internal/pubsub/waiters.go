@@ -1,4 +1,4 @@
-package redisson
+package pubsub
 
 import (
 	"context"
@@ -7,18 +7,20 @@ import (
 	"time"
 )
 
-// wake is what a message on a channel asks of the local waiters.
-type wake struct {
-	n       int           // waiters to wake: n > 0 up to n, n < 0 all, 0 none
-	handoff bool          // one waiter across all clients should retry: see apply
-	taken   bool          // a waiter just took the object: cancel delayed wake-ups
-	age     time.Duration // with taken: how long that waiter had waited (< 0: unknown)
-	ignored bool          // not a message for waiters
-	tags    string        // wake exactly the waiters of these subscriptions, tags separated by spaces (see subscription.tag)
+// Wake is what a message on an object channel asks of the local waiters.
+// The zero value wakes none.
+type Wake struct {
+	N       int           // waiters to wake: N > 0 up to N, N < 0 all, 0 none
+	Handoff bool          // one waiter across all clients should retry: see apply
+	Taken   bool          // a waiter just took the object: cancel delayed wake-ups
+	Age     time.Duration // with Taken: how long that waiter had waited (< 0: unknown)
+	Ignored bool          // not a message for waiters
+	Tags    string        // wake exactly the waiters of these subscriptions, tags separated by spaces (see Subscription.SetTag)
 }
 
-// wakePolicy interprets one message payload.
-type wakePolicy func(payload string) wake
+// Policy interprets one message payload of an object channel. It runs
+// under Service.mu: it must return quickly and must not call the service.
+type Policy func(payload string) Wake
 
 // waiter is one blocked wait of a subscription, queued in its channel
 // entry by subscription arrival. ch has room for its single wake-up.
@@ -27,7 +29,7 @@ type waiter struct {
 	seq   uint64
 	since time.Time // when its subscription first waited
 	// woken is shared by the waiters of one wait on several channels
-	// (waitEither): the first wake-up records its entry, and the others
+	// (WaitEither): the first wake-up records its entry, and the others
 	// skip the waiter.
 	woken *wokenBy
 	tag   string // its subscription's
@@ -36,22 +38,25 @@ type waiter struct {
 // wokenBy records the entry whose wake-up ended a wait (nil: none yet).
 type wokenBy struct{ e *channelEntry }
 
-// subscribe joins an object channel, subscribing in Redis if nobody in
-// this client listens to it yet. It does not wait for Redis to confirm: see
-// ready.
-func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*subscription, error) {
-	sharded, err := p.objectsSharded(ctx)
+// Subscribe joins object channel ch as a waiter whose wake-ups policy
+// decides, subscribing in Redis if nobody in this client listens to it yet.
+// It does not wait for Redis to confirm: see Subscription.Ready. It returns
+// the mode probe's error (see ObjectsSharded), Config.Closed once the
+// service is closed, or the error of finding the channel's node.
+func (p *Service) Subscribe(ctx context.Context, ch Object, policy Policy) (*Subscription, error) {
+	sharded, err := p.ObjectsSharded(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return p.subscribeKey(ctx, chanKey{name: ch.name, sharded: sharded && !ch.plain}, policy, nil)
+	return p.subscribeKey(ctx, Key{Name: ch.Name, Sharded: sharded && !ch.Plain}, policy, nil)
 }
 
-// join joins an object channel if this client already listens to it and
-// Redis confirmed that, without I/O; it returns nil otherwise. queued
+// Join joins object channel ch as a waiter if this client already listens
+// to it as a waiter and Redis confirmed that, without I/O; it returns nil
+// otherwise. queued
 // reports whether other local waiters are already waiting on it; yield how
 // long a new caller should leave the object to other clients' waiters first.
-func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, yield time.Duration) {
+func (p *Service) Join(ch Object) (sub *Subscription, queued bool, yield time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	e := p.entries[p.objectKey(ch)]
@@ -66,44 +71,32 @@ func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, 
 // what their woken waiter needs to retry.
 const yieldWindow = 2 * time.Millisecond
 
-// yield makes this client's next callers on an object channel that follows
+// Yield makes this client's next callers on an object channel that follows
 // the mode (a lock's) wait yieldWindow before their first try (no effect if
 // the client does not listen to channel). sent is when the release was
 // sent: the winner's taken message may arrive before its reply.
-func (p *pubsubService) yield(channel string, sent time.Time) {
+func (p *Service) Yield(channel string, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.entries[p.objectKey(objectChannel{name: channel})]; e != nil {
+	if e := p.entries[p.objectKey(Object{Name: channel})]; e != nil {
 		e.yieldTill = time.Now().Add(yieldWindow)
 		e.releasedAt = sent
 	}
 }
 
-// waiting describes the caller of an attempt: whether it listens on the
-// object's channel (so it should announce success, if the object does
-// that), and for how long it has waited for a message.
-type waiting struct {
-	subscribed bool
-	age        time.Duration
+// Age returns how long the subscription has waited since its first wait,
+// or -1 before it.
+func (s *Subscription) Age() time.Duration {
+	if s.since.IsZero() {
+		return -1
+	}
+	return time.Since(s.since)
 }
 
-// waiting describes the subscriber for an attempt; a nil subscription is
-// not subscribed. A subscriber that has not waited yet has age -1.
-func (s *subscription) waiting() waiting {
-	if s == nil {
-		return waiting{}
-	}
-	w := waiting{subscribed: true, age: -1}
-	if !s.since.IsZero() {
-		w.age = time.Since(s.since)
-	}
-	return w
-}
-
-// passOn wakes the next local waiter, if any: called by a waiter that
+// PassOn wakes the next local waiter, if any: called by a waiter that
 // leaves without taking the object, so that a wake-up it received, or the
 // knowledge of the holder's lease it had, is not lost to the others.
-func (s *subscription) passOn() {
+func (s *Subscription) PassOn() {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	if len(s.e.waiters) > 0 {
@@ -111,33 +104,33 @@ func (s *subscription) passOn() {
 	}
 }
 
-// takenSinceRelease reports whether a taken message arrived after this
-// client last released the object (see yield) and no wake-up message after
+// TakenSinceRelease reports whether a taken message arrived after this
+// client last released the object (see Yield) and no wake-up message after
 // it: as far as this client heard, another owner took the object since and
 // still holds it.
-func (s *subscription) takenSinceRelease() bool {
+func (s *Subscription) TakenSinceRelease() bool {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	e := s.e
 	return e.takenAt.After(e.releasedAt) && !e.freedAt.After(e.takenAt)
 }
 
-// wait blocks until a message wakes this waiter (nil, true), d passes (nil,
-// false; d <= 0: no bound), ctx ends (ctx.Err()) or the client closes
-// (ErrClientClosed). Waiters are woken in the order their subscriptions
+// Wait blocks until a message wakes this waiter (true, nil), d passes
+// (false, nil; d <= 0: no bound), ctx ends (ctx.Err()) or the service
+// closes (Config.Closed). Waiters are woken in the order their subscriptions
 // joined, whatever the order of their waits.
-func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
+func (s *Subscription) Wait(ctx context.Context, d time.Duration) (bool, error) {
 	return waitOn(ctx, d, s)
 }
 
-// waitEither is wait on s and o at once (a semaphore waiter's: its object's
+// WaitEither is Wait on s and o at once (a semaphore waiter's: its object's
 // channel and its client's wake channel): a wake-up on either ends it.
-func (s *subscription) waitEither(ctx context.Context, d time.Duration, o *subscription) (bool, error) {
+func (s *Subscription) WaitEither(ctx context.Context, d time.Duration, o *Subscription) (bool, error) {
 	return waitOn(ctx, d, s, o)
 }
 
-// waitOn is wait on every subscription of subs (all of one service).
-func waitOn(ctx context.Context, d time.Duration, subs ...*subscription) (bool, error) {
+// waitOn is Wait on every subscription of subs (all of one service).
+func waitOn(ctx context.Context, d time.Duration, subs ...*Subscription) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -187,7 +180,7 @@ func waitOn(ctx context.Context, d time.Duration, subs ...*subscription) (bool, 
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-p.closing:
-		err = ErrClientClosed
+		err = p.errClose
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -235,19 +228,19 @@ func (e *channelEntry) remove(w *waiter) bool {
 // qualified (the queue changed), the oldest deferred waiter goes first.
 // The result is close to global first-come order with about one try per
 // unlock.
-func (e *channelEntry) apply(p *pubsubService, w wake) {
+func (e *channelEntry) apply(p *Service, w Wake) {
 	switch {
-	case w.ignored:
-	case w.tags != "":
-		e.wakeTagged(strings.Fields(w.tags))
-	case w.taken:
+	case w.Ignored:
+	case w.Tags != "":
+		e.wakeTagged(strings.Fields(w.Tags))
+	case w.Taken:
 		e.cancelDelayed()
 		e.pending = 0
 		e.takenAt = time.Now()
-		if w.age >= 0 {
-			e.lastAge = w.age
+		if w.Age >= 0 {
+			e.lastAge = w.Age
 		}
-	case w.handoff:
+	case w.Handoff:
 		now := time.Now()
 		e.freedAt = now
 		interval := now.Sub(e.unlockAt)
@@ -257,7 +250,7 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 		}
 		e.unlockAt = now
 		if len(e.waiters) == 0 {
-			e.wakeNow(w.n)
+			e.wakeNow(w.N)
 			return
 		}
 		behind := e.lastAge - now.Sub(e.waiters[0].since)
@@ -266,18 +259,18 @@ func (e *channelEntry) apply(p *pubsubService, w wake) {
 			margin = min(margin, interval/2)
 		}
 		if behind <= margin {
-			e.wakeNow(w.n)
+			e.wakeNow(w.N)
 			return
 		}
-		e.delayedN += w.n
+		e.delayedN += w.N
 		if e.delayed == nil {
 			e.delayed = time.AfterFunc(handoffWait(behind, interval), func() { p.fireDelayed(e) })
 		}
 	default:
-		if w.n != 0 {
+		if w.N != 0 {
 			e.freedAt = time.Now()
 		}
-		e.wakeNow(w.n)
+		e.wakeNow(w.N)
 	}
 }
 
@@ -299,7 +292,7 @@ func handoffWait(behind, interval time.Duration) time.Duration {
 	return handoffDelay + time.Duration(steps*float64(handoffDelay)) + rand.N(handoffDelay/4)
 }
 
-func (p *pubsubService) fireDelayed(e *channelEntry) {
+func (p *Service) fireDelayed(e *channelEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if e.delayed == nil || p.entries[e.key] != e {

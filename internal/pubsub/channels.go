@@ -1,20 +1,19 @@
-package redisson
+package pubsub
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 // channelEntry is the local state of one subscribed channel. Guarded by
-// pubsubService.mu.
+// Service.mu.
 type channelEntry struct {
-	key        chanKey
+	key        Key
 	conn       *psConn
-	policy     wakePolicy // nil for a topic
-	listeners  []*listener
+	policy     Policy // nil for a topic
+	listeners  []Listener
 	refs       int
 	seq        uint64 // arrival order of subscriptions
 	confirmed  bool
@@ -35,22 +34,24 @@ type channelEntry struct {
 	tagged     map[string]bool // tags whose wake-up found no waiter
 }
 
-// subscription is one local waiter's or topic subscriber's share of a
-// channel subscription.
-type subscription struct {
-	p     *pubsubService
+// Subscription is one local waiter's or listener's share of a channel
+// subscription. Its methods are safe for concurrent use, except Wait,
+// WaitEither and Age, which one goroutine at a time may call: the time of
+// the first wait is theirs.
+type Subscription struct {
+	p     *Service
 	e     *channelEntry
-	l     *listener // a topic subscriber's buffer; nil for a waiter
+	l     Listener // a listener's; nil for a waiter
 	seq   uint64
 	since time.Time // zero until the first wait
-	// tag, when set (by setTag), names the subscription for messages that
+	// tag, when set (by SetTag), names the subscription for messages that
 	// wake exactly the subscriptions they name (a semaphore's wake
 	// channel: the call ids of the waiters served).
 	tag string
 }
 
-// setTag tags the subscription (see tag); once, before its first wait.
-func (s *subscription) setTag(tag string) {
+// SetTag tags the subscription (see Wake.Tags); once, before its first wait.
+func (s *Subscription) SetTag(tag string) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	s.tag = tag
@@ -60,9 +61,9 @@ func (s *subscription) setTag(tag string) {
 	s.e.tags[tag]++
 }
 
-// subscribeKey joins the channel key as a waiter (policy) or as a topic
+// subscribeKey joins the channel key as a waiter (policy) or as a
 // listener (l).
-func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wakePolicy, l *listener) (*subscription, error) {
+func (p *Service) subscribeKey(ctx context.Context, key Key, policy Policy, l Listener) (*Subscription, error) {
 	addr, err := p.nodeOf(ctx, key)
 	if err != nil {
 		return nil, err
@@ -70,17 +71,17 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, ErrClientClosed
+		return nil, p.errClose
 	}
 	e := p.entries[key]
 	fresh := e == nil
 	if fresh {
 		e = &channelEntry{key: key, policy: policy, ready: make(chan struct{}), asked: time.Now()}
-		e.conn = p.connLocked(connKey{sharded: key.sharded, addr: addr})
+		e.conn = p.connLocked(connKey{sharded: key.Sharded, addr: addr})
 		p.entries[key] = e
 	}
 	if e.policy == nil && policy != nil {
-		// Created by a topic (listening, or lingering): the object's
+		// Created by a listener (listening, or lingering): the object's
 		// waiters still need their messages interpreted.
 		e.policy = policy
 	}
@@ -88,8 +89,8 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	if l != nil {
 		sub.l = l
 		e.listeners = append(e.listeners, l)
-		if l.hook != nil && e.confirmed {
-			l.hook.resumed()
+		if e.confirmed {
+			l.Resumed()
 		}
 	}
 	var fx effects
@@ -98,7 +99,7 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 		// the connection comes back (or resubscribeUnconfirmed sends it
 		// again); waits are bounded meanwhile.
 		c := e.conn
-		channels := append(p.presenceLocked(c), key.name)
+		channels := append(p.presenceLocked(c), key.Name)
 		p.queueLocked(&fx, c, func() { c.subscribe(channels...) })
 	}
 	p.mu.Unlock()
@@ -106,28 +107,30 @@ func (p *pubsubService) subscribeKey(ctx context.Context, key chanKey, policy wa
 	return sub, nil
 }
 
-// listening reports whether this client listens to an object channel that
-// follows the mode (a lock's or a semaphore's).
-func (p *pubsubService) listening(channel string) bool {
+// Listening reports whether this client listens to the object channel
+// named channel that follows the mode (a lock's or a semaphore's). It does
+// no I/O.
+func (p *Service) Listening(channel string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.entries[p.objectKey(objectChannel{name: channel})] != nil
+	return p.entries[p.objectKey(Object{Name: channel})] != nil
 }
 
 // join adds a subscriber. Caller holds p.mu.
-func (e *channelEntry) join(p *pubsubService) *subscription {
+func (e *channelEntry) join(p *Service) *Subscription {
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil
 	}
 	e.refs++
 	e.seq++
-	return &subscription{p: p, e: e, seq: e.seq}
+	return &Subscription{p: p, e: e, seq: e.seq}
 }
 
-// ready waits until Redis confirmed the subscription, for at most d. It
-// reports whether the subscription is confirmed.
-func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
+// Ready waits until Redis confirmed the subscription, for at most d or
+// until ctx ends or the service closes. It reports whether the subscription
+// is confirmed.
+func (s *Subscription) Ready(ctx context.Context, d time.Duration) bool {
 	select {
 	case <-s.e.ready:
 		return true
@@ -145,8 +148,13 @@ func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
 	return false
 }
 
-// close leaves the subscription; the last one out unsubscribes in Redis.
-func (s *subscription) close() {
+// Confirmed returns a channel closed once Redis confirmed the subscription
+// (see Ready).
+func (s *Subscription) Confirmed() <-chan struct{} { return s.e.ready }
+
+// Close leaves the subscription; the last one out unsubscribes in Redis
+// (after the linger). Call it once.
+func (s *Subscription) Close() {
 	p, e := s.p, s.e
 	var fx effects
 	p.mu.Lock()
@@ -180,7 +188,7 @@ func (s *subscription) close() {
 // so that an object contended again soon pays no SUBSCRIBE and UNSUBSCRIBE,
 // and its new waiters still hear (and make) announcements; without linger
 // (or once closed) it drops the channel now. Caller holds p.mu.
-func (p *pubsubService) lingerLocked(fx *effects, e *channelEntry) {
+func (p *Service) lingerLocked(fx *effects, e *channelEntry) {
 	if p.linger <= 0 || p.closed {
 		p.dropLocked(fx, e)
 		return
@@ -189,7 +197,7 @@ func (p *pubsubService) lingerLocked(fx *effects, e *channelEntry) {
 }
 
 // expire drops e when its linger ran out with nobody joining it.
-func (p *pubsubService) expire(e *channelEntry) {
+func (p *Service) expire(e *channelEntry) {
 	var fx effects
 	p.mu.Lock()
 	if p.entries[e.key] == e && e.refs == 0 && e.idle != nil {
@@ -202,7 +210,7 @@ func (p *pubsubService) expire(e *channelEntry) {
 
 // dropLocked forgets e and queues the unsubscribe of its channel. Caller
 // holds p.mu.
-func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
+func (p *Service) dropLocked(fx *effects, e *channelEntry) {
 	delete(p.entries, e.key)
 	e.cancelDelayed()
 	if e.idle != nil {
@@ -210,64 +218,55 @@ func (p *pubsubService) dropLocked(fx *effects, e *channelEntry) {
 		e.idle = nil
 	}
 	c := e.conn
-	p.queueLocked(fx, c, func() { c.unsubscribe(e.key.name) })
+	p.queueLocked(fx, c, func() { c.unsubscribe(e.key.Name) })
 }
 
-// listener is one local subscriber of a topic: the receive loop hands it
-// payloads without blocking, dropping those that find its buffer full.
-// resubscribed, when not nil (a delayed queue's mover), receives a signal,
-// without blocking, each time the channel is subscribed again after a
-// reconnect: messages may have been lost meanwhile. A listener with a hook
-// (a local cache, which must hear every message or know it may not have)
-// gets its messages through the hook instead of ch.
-type listener struct {
-	ch           chan string
-	resubscribed chan struct{}
-	dropped      atomic.Int64
-	hook         channelHook
+// Listener is one local subscriber of a channel that is not a waiter (a
+// topic's subscriber, a local cache, a delayed queue's mover). The service
+// tells it, in order and under Service.mu, what happens on its channel:
+// each message, that messages may have been missed (the connection carrying
+// the channel failed or was replaced, or the server dropped the
+// subscription), that Redis confirmed the subscription (the first time,
+// again after a loss, or at once when joining a confirmed one), and, after
+// Resumed, when the confirmation was a re-subscription after a reconnect.
+// Its methods must return quickly, must not block and must not call the
+// service.
+type Listener interface {
+	Message(payload string)
+	Lost()
+	Resumed()
+	Resubscribed()
 }
 
-// channelHook is told, in order and under pubsubService.mu, what happens on
-// a channel: each message, that messages may have been missed (the
-// connection carrying the channel failed or was replaced, or the server
-// dropped the subscription), and that Redis confirmed the subscription (the
-// first time, again after a loss, or at once when joining a confirmed one).
-// Its methods must return quickly and must not call the service.
-type channelHook interface {
-	message(payload string)
-	lost()
-	resumed()
-}
-
-// hooksLocked calls f with the hook of every listener of e that has one.
-// Caller holds p.mu.
-func (e *channelEntry) hooksLocked(f func(channelHook)) {
+// tellLocked calls f with every listener of e. Caller holds p.mu.
+func (e *channelEntry) tellLocked(f func(Listener)) {
 	for _, l := range e.listeners {
-		if l.hook != nil {
-			f(l.hook)
-		}
+		f(l)
 	}
 }
 
-// lostLocked tells the hooks of every channel carried by c that messages
-// may have been missed. Caller holds p.mu.
-func (p *pubsubService) lostLocked(c *psConn) {
+// lostLocked tells the listeners of every channel carried by c that
+// messages may have been missed. Caller holds p.mu.
+func (p *Service) lostLocked(c *psConn) {
 	for _, e := range p.entries {
 		if e.conn == c {
-			e.hooksLocked(channelHook.lost)
+			e.tellLocked(Listener.Lost)
 		}
 	}
 }
 
-// listen joins a topic's channel as listener l (see Topic.Subscribe).
-func (p *pubsubService) listen(ctx context.Context, key chanKey, l *listener) (*subscription, error) {
+// Listen joins the channel key as listener l, subscribing in Redis if
+// nobody in this client listens to it yet. It does not wait for Redis to
+// confirm: see Subscription.Ready. It returns Config.Closed once the
+// service is closed, or the error of finding the channel's node.
+func (p *Service) Listen(ctx context.Context, key Key, l Listener) (*Subscription, error) {
 	return p.subscribeKey(ctx, key, nil, l)
 }
 
 // messageLocked hands a message to its channel's waiters and listeners.
 // Caller holds p.mu.
-func (p *pubsubService) messageLocked(c *psConn, m *redis.Message) {
-	e := p.entries[chanKey{name: m.Channel, sharded: c.key.sharded}]
+func (p *Service) messageLocked(c *psConn, m *redis.Message) {
+	e := p.entries[Key{Name: m.Channel, Sharded: c.key.sharded}]
 	if e == nil {
 		return
 	}
@@ -275,14 +274,6 @@ func (p *pubsubService) messageLocked(c *psConn, m *redis.Message) {
 		e.apply(p, e.policy(m.Payload))
 	}
 	for _, l := range e.listeners {
-		if l.hook != nil {
-			l.hook.message(m.Payload)
-			continue
-		}
-		select {
-		case l.ch <- m.Payload:
-		default:
-			l.dropped.Add(1)
-		}
+		l.Message(m.Payload)
 	}
 }
