@@ -356,10 +356,10 @@ func (r *RateLimiter) check(n int64) error {
 		return err
 	}
 	if n < 1 {
-		return objectErrorf(rateKind, r.name, "%w: %d", ErrInvalidPermits, n)
+		return r.base.wrap(invalidOption(ErrInvalidPermits, "permits", n, "at least 1"))
 	}
 	if n > maxRate {
-		return objectErrorf(rateKind, r.name, "%w: %d", ErrPermitsExceedRate, n)
+		return r.base.wrap(invalidOption(ErrPermitsExceedRate, "permits", n, "at most "+strconv.FormatInt(maxRate, 10)))
 	}
 	return nil
 }
