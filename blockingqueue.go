@@ -224,7 +224,7 @@ func (q *BlockingQueue[T]) Drain(ctx context.Context, max int) (_ []T, err error
 		return nil, err
 	}
 	if max < 1 {
-		return nil, objectErrorf(q.kind, q.name, "%w: max %d", ErrInvalidBatch, max)
+		return nil, objectErr(q.kind, q.name, invalidOption(ErrInvalidBatch, "max", max, "at least 1"))
 	}
 	sp := q.spec
 	sp.inflight = drainKey(q.c.id, q.name, q.c.newRequest())

@@ -90,18 +90,20 @@ func (f *BloomFilter[T]) err(err error) error { return f.wrap(err) }
 // m = -n ln p / (ln 2)^2 (truncated), k = max(1, round(m/n ln 2)).
 func bloomSize(n int64, p float64) (int64, int, error) {
 	if n < 1 {
-		return 0, 0, fmt.Errorf("%w: expected insertions %d, want at least 1", ErrInvalidBloomConfig, n)
+		return 0, 0, invalidOption(ErrInvalidBloomConfig, "expected insertions", n, "at least 1")
 	}
 	if !(p > 0 && p < 1) {
-		return 0, 0, fmt.Errorf("%w: false probability %v, want 0 < p < 1", ErrInvalidBloomConfig, p)
+		return 0, 0, invalidOption(ErrInvalidBloomConfig, "false probability", p, "0 < p < 1")
 	}
 	m := -float64(n) * math.Log(p) / (math.Ln2 * math.Ln2)
 	if m >= bloomMaxBits+1 {
-		return 0, 0, fmt.Errorf("%w: %d insertions at probability %v need %.0f bits, above Redis's limit of 2^32", ErrInvalidBloomConfig, n, p, m)
+		return 0, 0, invalidOption(ErrInvalidBloomConfig, "bitmap size", fmt.Sprintf("%.0f bits", m),
+			fmt.Sprintf("at most Redis's limit of 2^32 (%d insertions at probability %v)", n, p))
 	}
 	size := int64(m)
 	if size < 1 {
-		return 0, 0, fmt.Errorf("%w: %d insertions at probability %v give an empty bitmap", ErrInvalidBloomConfig, n, p)
+		return 0, 0, invalidOption(ErrInvalidBloomConfig, "bitmap size", "0 bits",
+			fmt.Sprintf("at least 1 (%d insertions at probability %v)", n, p))
 	}
 	k := max(1, int(math.Round(float64(size)/float64(n)*math.Ln2)))
 	return size, k, nil

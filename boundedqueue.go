@@ -72,9 +72,15 @@ func (q *BoundedBlockingQueue[T]) bwrap(err error) error {
 	case err == nil || errors.As(err, &named):
 		return err
 	case strings.Contains(err.Error(), "REDISSON_NOT_INITIALIZED"):
-		return objectErrorf(q.kind, q.name, "%w: capacity not set (TrySetCapacity)", ErrNotInitialized)
+		return q.notInitialized()
 	}
 	return intKeyErr(q.kind, q.name, err)
+}
+
+// notInitialized is the error of a call before TrySetCapacity: the
+// counter redisson_bqs:{name} is missing.
+func (q *BoundedBlockingQueue[T]) notInitialized() error {
+	return objectErrorf(q.kind, q.name, "%w: capacity not set (TrySetCapacity)", ErrNotInitialized)
 }
 
 // TrySetCapacity sets the capacity to n if it was never set (or the queue
@@ -89,7 +95,7 @@ func (q *BoundedBlockingQueue[T]) TrySetCapacity(ctx context.Context, n int64) (
 		return false, err
 	}
 	if n < 1 {
-		return false, objectErrorf(q.kind, q.name, "%w: %d", ErrInvalidCapacity, n)
+		return false, objectErr(q.kind, q.name, invalidOption(ErrInvalidCapacity, "capacity", n, "at least 1"))
 	}
 	set, err := q.c.scripts.run(ctx, scriptBQueueSetCap, []string{q.spec.capKey, q.spec.channel}, n, q.c.pubsub.publishArg(ctx)).Int64()
 	return set == 1, q.bwrap(err)
@@ -108,7 +114,7 @@ func (q *BoundedBlockingQueue[T]) RemainingCapacity(ctx context.Context) (_ int6
 	q.c.trip(ctx, 1)
 	n, err := q.c.rdb.Get(ctx, q.spec.capKey).Int64()
 	if errors.Is(err, redis.Nil) {
-		err = errors.New("REDISSON_NOT_INITIALIZED")
+		return 0, q.notInitialized()
 	}
 	return n, q.bwrap(err)
 }
@@ -130,14 +136,15 @@ func (q *BoundedBlockingQueue[T]) Capacity(ctx context.Context) (_ int64, err er
 		return nil
 	})
 	if free != nil && errors.Is(free.Err(), redis.Nil) {
-		return 0, q.bwrap(errors.New("REDISSON_NOT_INITIALIZED"))
+		return 0, q.notInitialized()
 	}
 	if err != nil {
 		return 0, q.bwrap(err)
 	}
 	n, err := free.Int64()
 	if err != nil {
-		return 0, q.bwrap(errors.New("WRONGTYPE " + err.Error()))
+		// The counter is no integer.
+		return 0, &objectError{kind: q.kind, name: q.name, cause: &wrongTypeError{err: err}}
 	}
 	return n + size.Val(), nil
 }

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,7 +70,7 @@ var defaultTuning = tuning{janitorEvery: time.Second, mapCacheEvery: mapCacheEvi
 // newTuned is New with the services tuned by tune.
 func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, error) {
 	if rdb == nil {
-		return nil, fmt.Errorf("%w: nil redis client", ErrInvalidOption)
+		return nil, invalidOption(ErrInvalidOption, "redis client", nil, "a go-redis client")
 	}
 	o, err := opts.withDefaults(rdb)
 	if err != nil {

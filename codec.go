@@ -400,7 +400,7 @@ func (BytesCodec) Unmarshal(b []byte, v any) error {
 // with ErrNilValue.
 func encodeNonNil(c Codec, object string, v any) ([]byte, error) {
 	if isNil(v) {
-		return nil, fmt.Errorf("%w: %s", ErrNilValue, object)
+		return nil, &namedError{object: object, cause: ErrNilValue}
 	}
 	return encodeValue(c, object, v)
 }

@@ -1,15 +1,14 @@
 package redisson
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"strings"
 )
 
 // What List, Set and SortedSet share beyond the object base (base.go):
-// the decoding of element replies, score arguments, and the paging loop of
-// their iterators.
+// the decoding of element replies and score arguments; their iterators
+// page through the base's pager (pager.go).
 
 // collection is the base of a List, Set or SortedSet: the object's
 // identity (base.go) and what only collections do.
@@ -104,43 +103,4 @@ func javaDouble(f float64) string {
 	}
 	n, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(n)
-}
-
-// scanPages runs a cursor scan (SSCAN, ZSCAN) page by page, handing each
-// page's reply to each, until the cursor is back at 0, each says stop, or an
-// error. The paging helper of SetIterator and SortedSetIterator; each page
-// is one operation op, as a Map iterator's batches are.
-func scanPages(ctx context.Context, o *collection, op string, batch int,
-	scan func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error),
-	each func(page []string) (bool, error)) error {
-	if err := o.check(); err != nil {
-		o.reject(ctx, op, err)
-		return err
-	}
-	if batch < 1 {
-		err := o.errorf("%w: %d", ErrInvalidBatch, batch)
-		o.reject(ctx, op, err)
-		return err
-	}
-	var cursor uint64
-	for {
-		// One operation per page: the caller's loop body is not its time.
-		pctx, rec := o.begin(ctx, op)
-		page, next, err := scan(pctx, cursor, int64(batch))
-		if err != nil {
-			err = o.wrap(err)
-		}
-		rec.end(err, OutcomeOK)
-		if err != nil {
-			return err
-		}
-		more, err := each(page)
-		if err != nil || !more {
-			return err
-		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
 }

@@ -90,7 +90,7 @@ func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (_ bool, err 
 		return false, err
 	}
 	if n < 1 {
-		return false, objectErrorf(latchKind, l.name, "%w: %d", ErrInvalidCount, n)
+		return false, objectErr(latchKind, l.name, invalidOption(ErrInvalidCount, "count", n, "at least 1"))
 	}
 	m := l.callPre + l.c.newRequest()
 	keys, ch := l.keys(m)

@@ -224,6 +224,14 @@ var (
 	ErrInvalidCapacity = errors.New("redisson: invalid queue capacity")
 )
 
+// invalidOption is the one error of an option or argument out of range: it
+// matches sentinel (ErrInvalidOption, or the object's own, such as
+// ErrInvalidRate) and reads `<sentinel>: <field> <value>, want <rule>`.
+// An object names itself in it with objectErr, New's options do not.
+func invalidOption(sentinel error, field string, value any, rule string) error {
+	return fmt.Errorf("%w: %s %v, want %s", sentinel, field, value, rule)
+}
+
 // leaseLostError matches both ErrLeaseLost and ErrNotHeld.
 // It reads in the one shape: `redisson: <kind> "<name>": lease lost, ...`.
 type leaseLostError struct{ kind, name string }
@@ -259,13 +267,27 @@ func objectMessage(kind, name, cause string) string {
 
 func (e *objectError) Unwrap() error { return e.cause }
 
+// namedError is objectError for code that knows its object as text (`kind
+// "name"`, as the codecs do) rather than by kind and name.
+type namedError struct {
+	object string
+	cause  error
+}
+
+func (e *namedError) Error() string {
+	return "redisson: " + e.object + ": " + strings.TrimPrefix(e.cause.Error(), "redisson: ")
+}
+
+func (e *namedError) Unwrap() error { return e.cause }
+
 // objectErr names the object in err, the error of a call on it. nil and
 // ErrClientClosed pass unchanged (the client's state, not the object's), an
 // error that already names an object is kept, and a WRONGTYPE reply matches
 // ErrWrongType.
 func objectErr(kind, name string, err error) error {
 	var named *objectError
-	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) {
+	var text *namedError
+	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) || errors.As(err, &text) {
 		return err
 	}
 	if isWrongType(err) {

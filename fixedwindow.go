@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -50,8 +51,11 @@ func (c *Client) GetFixedWindowLimiter(name string, limit int64, window time.Dur
 		limitArg:  strconv.FormatInt(limit, 10),
 		windowArg: strconv.FormatInt(window.Milliseconds(), 10),
 	}
-	if limit < 1 || limit > maxExactCount || window < time.Millisecond {
-		l.badConfig = objectErrorf(fixedWindowKind, name, "%w: limit %d per %v", ErrInvalidRate, limit, window)
+	switch {
+	case limit < 1 || limit > maxExactCount:
+		l.badConfig = objectErr(fixedWindowKind, name, invalidOption(ErrInvalidRate, "limit", limit, fmt.Sprintf("1 to %d", int64(maxExactCount))))
+	case window < time.Millisecond:
+		l.badConfig = objectErr(fixedWindowKind, name, invalidOption(ErrInvalidRate, "window", window, "at least 1ms"))
 	}
 	return l
 }

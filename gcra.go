@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -49,8 +50,18 @@ func (c *Client) GetGCRALimiter(name string, rate int64, period time.Duration, b
 	if rate >= 1 {
 		l.interval = (period / time.Duration(rate)).Truncate(time.Microsecond)
 	}
-	if rate < 1 || burst < 1 || l.interval < time.Microsecond || burst > int64(maxTolerance/l.interval) {
-		l.badConfig = objectErrorf(gcraKind, name, "%w: rate %d per %v, burst %d", ErrInvalidRate, rate, period, burst)
+	bad := func(field string, value any, rule string) {
+		l.badConfig = objectErr(gcraKind, name, invalidOption(ErrInvalidRate, field, value, rule))
+	}
+	switch {
+	case rate < 1:
+		bad("rate", rate, "at least 1")
+	case burst < 1:
+		bad("burst", burst, "at least 1")
+	case l.interval < time.Microsecond:
+		bad("period", period, fmt.Sprintf("at least 1µs per permit (rate %d)", rate))
+	case burst > int64(maxTolerance/l.interval):
+		bad("burst", burst, fmt.Sprintf("at most %d at this rate", int64(maxTolerance/l.interval)))
 	}
 	l.intervalArg = micros(l.interval)
 	l.burstArg = strconv.FormatInt(burst, 10)

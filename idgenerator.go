@@ -72,7 +72,7 @@ func (g *IdGenerator) TryInit(ctx context.Context, start, allocationSize int64) 
 		return false, err
 	}
 	if allocationSize < 1 {
-		return false, objectErrorf(idGenKind, g.name, "%d: %w", allocationSize, ErrInvalidAllocation)
+		return false, objectErr(idGenKind, g.name, invalidOption(ErrInvalidAllocation, "allocation size", allocationSize, "at least 1"))
 	}
 	set, err := g.c.scripts.run(ctx, scriptIDGenInit, []string{g.name, g.allocation}, start, allocationSize).Int64()
 	return set == 1, g.err(err)

@@ -194,35 +194,40 @@ type scanNode struct {
 
 func (it *ObjectIterator) scan(ctx context.Context, yield func(ObjectInfo) bool) error {
 	c := it.c
-	if c.closed.Load() {
-		return ErrClientClosed
+	// Not observed (no op): each page is two round trips, its errors are
+	// the node's own.
+	open := func() error {
+		if c.closed.Load() {
+			return ErrClientClosed
+		}
+		return nil
 	}
-	if it.batch < 1 {
-		return objectErrorf("list", it.pattern, "%w: %d", ErrInvalidBatch, it.batch)
+	p := &pager{c: c, kind: "list", name: it.pattern, batch: it.batch, check: open, wrap: func(err error) error { return err }}
+	if err := p.start(ctx); err != nil {
+		return err
 	}
 	nodes, err := c.masters(ctx)
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		var cursor uint64
-		for {
-			keys, next, err := n.cmd.Scan(ctx, cursor, it.pattern, int64(it.batch)).Result()
-			if err != nil {
-				return err
-			}
+		read := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
+			return n.cmd.Scan(ctx, cursor, it.pattern, count).Result()
+		}
+		done, err := p.cursor(ctx, read, func(keys []string) (bool, error) {
 			objs, err := describeKeys(ctx, n, keys)
 			if err != nil {
-				return err
+				return false, err
 			}
 			for _, o := range objs {
 				if !yield(o) {
-					return nil
+					return false, nil
 				}
 			}
-			if cursor = next; cursor == 0 {
-				break
-			}
+			return true, nil
+		})
+		if err != nil || !done {
+			return err
 		}
 	}
 	return nil

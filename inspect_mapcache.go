@@ -56,7 +56,7 @@ func (c *Client) InspectMapCache(ctx context.Context, name string, codec Codec, 
 		return MapCacheInfo{}, err
 	}
 	if count < 1 {
-		return MapCacheInfo{}, objectErrorf(kind, name, "%w: %d", ErrInvalidBatch, count)
+		return MapCacheInfo{}, objectErr(kind, name, invalidOption(ErrInvalidBatch, "count", count, "at least 1"))
 	}
 	res, err := c.scripts.run(ctx, scriptInspectMapCache, keys, strconv.FormatUint(cursor, 10), count).Slice()
 	if err != nil {

@@ -301,7 +301,7 @@ func (c *Client) InspectMap(ctx context.Context, name string, codec Codec, curso
 		return MapInfo{}, err
 	}
 	if count < 1 {
-		return MapInfo{}, objectErrorf(kind, name, "%w: %d", ErrInvalidBatch, count)
+		return MapInfo{}, objectErr(kind, name, invalidOption(ErrInvalidBatch, "count", count, "at least 1"))
 	}
 	res, err := c.scripts.run(ctx, scriptInspectMap, []string{name}, strconv.FormatUint(cursor, 10), count).Slice()
 	if err != nil {

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -97,10 +98,10 @@ func checkAllow(c *Client, kind, name string, badConfig error, key string, n, mo
 		return objectErrorf(kind, name, "%w", ErrEmptyKey)
 	}
 	if n <= 0 {
-		return objectErrorf(kind, name, "%w: %d permits", ErrInvalidPermits, n)
+		return objectErr(kind, name, invalidOption(ErrInvalidPermits, "permits", n, "at least 1"))
 	}
 	if n > most {
-		return objectErrorf(kind, name, "%w: %d permits, at most %d at once", ErrPermitsExceedRate, n, most)
+		return objectErr(kind, name, invalidOption(ErrPermitsExceedRate, "permits", n, fmt.Sprintf("at most %d at once", most)))
 	}
 	return nil
 }

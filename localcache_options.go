@@ -1,7 +1,6 @@
 package redisson
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -116,17 +115,19 @@ type LocalCacheOptions struct {
 func (o LocalCacheOptions) check() error {
 	switch {
 	case o.CacheSize < 0:
-		return fmt.Errorf("%w: CacheSize %d", ErrInvalidOption, o.CacheSize)
-	case o.TimeToLive < 0 || o.MaxIdle < 0:
-		return fmt.Errorf("%w: TimeToLive %v, MaxIdle %v", ErrInvalidOption, o.TimeToLive, o.MaxIdle)
+		return invalidOption(ErrInvalidOption, "CacheSize", o.CacheSize, "at least 0")
+	case o.TimeToLive < 0:
+		return invalidOption(ErrInvalidOption, "TimeToLive", o.TimeToLive, "at least 0")
+	case o.MaxIdle < 0:
+		return invalidOption(ErrInvalidOption, "MaxIdle", o.MaxIdle, "at least 0")
 	case o.EvictionPolicy < EvictionNone || o.EvictionPolicy > EvictionLFU:
-		return fmt.Errorf("%w: EvictionPolicy %d", ErrInvalidOption, o.EvictionPolicy)
+		return invalidOption(ErrInvalidOption, "EvictionPolicy", int(o.EvictionPolicy), "one of the EvictionPolicy constants")
 	case o.SyncStrategy < SyncInvalidate || o.SyncStrategy > SyncNone:
-		return fmt.Errorf("%w: SyncStrategy %d", ErrInvalidOption, o.SyncStrategy)
+		return invalidOption(ErrInvalidOption, "SyncStrategy", int(o.SyncStrategy), "one of the SyncStrategy constants")
 	case o.ReconnectionStrategy < ReconnectClear || o.ReconnectionStrategy > ReconnectNone:
-		return fmt.Errorf("%w: ReconnectionStrategy %d", ErrInvalidOption, o.ReconnectionStrategy)
+		return invalidOption(ErrInvalidOption, "ReconnectionStrategy", int(o.ReconnectionStrategy), "one of the ReconnectionStrategy constants")
 	case o.StoreMode < StoreLocalCacheRedis || o.StoreMode > StoreLocalCacheOnly:
-		return fmt.Errorf("%w: StoreMode %d", ErrInvalidOption, o.StoreMode)
+		return invalidOption(ErrInvalidOption, "StoreMode", int(o.StoreMode), "one of the StoreMode constants")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package redisson
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -113,9 +114,12 @@ func newLocalQuotaLimiter(kind string, p RatePolicy, limit int64, q LocalQuota, 
 	if l.maxIDs == 0 {
 		l.maxIDs = defaultMaxIdentities
 	}
-	if badConfig == nil && (q.Chunk < 1 || q.Chunk > limit || q.MaxIdentities < 0) {
-		badConfig = objectErrorf(kind, p.Name, "%w: local quota chunk %d (limit %d), max identities %d",
-			ErrInvalidOption, q.Chunk, limit, q.MaxIdentities)
+	switch {
+	case badConfig != nil:
+	case q.Chunk < 1 || q.Chunk > limit:
+		badConfig = objectErr(kind, p.Name, invalidOption(ErrInvalidOption, "local quota chunk", q.Chunk, fmt.Sprintf("1 to the limit %d", limit)))
+	case q.MaxIdentities < 0:
+		badConfig = objectErr(kind, p.Name, invalidOption(ErrInvalidOption, "local quota max identities", q.MaxIdentities, "at least 0"))
 	}
 	l.check = func(string, int64) error { return badConfig }
 	return l

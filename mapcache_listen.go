@@ -72,7 +72,7 @@ func (mc *MapCache[K, V]) listen(ctx context.Context, channel, parts int, fn fun
 		return nil, err
 	}
 	if fn == nil {
-		return nil, objectErrorf(mapCacheKind, mc.m.name, "%w: nil listener", ErrInvalidOption)
+		return nil, mc.m.wrap(invalidOption(ErrInvalidOption, "listener", nil, "a function"))
 	}
 	c.trip(ctx, 1)
 	if err := c.rdb.HSet(ctx, mc.keys[mcOptions], "has-listeners", "1").Err(); err != nil {

@@ -49,10 +49,10 @@ func (mc *MapCache[K, V]) SetMaxSizeWithMode(ctx context.Context, n int, mode Ev
 	case EvictLFU:
 		name = "LFU"
 	default:
-		return objectErrorf(mapCacheKind, mc.m.name, "%w: eviction mode %d", ErrInvalidOption, mode)
+		return mc.m.wrap(invalidOption(ErrInvalidOption, "eviction mode", int(mode), "EvictLRU or EvictLFU"))
 	}
 	if n < 0 {
-		return objectErrorf(mapCacheKind, mc.m.name, "%w: max size %d", ErrInvalidOption, n)
+		return mc.m.wrap(invalidOption(ErrInvalidOption, "max size", n, "at least 0"))
 	}
 	mc.m.c.trip(ctx, 1)
 	return mc.m.wrap(mc.m.c.rdb.HSet(ctx, mc.keys[mcOptions], "max-size", strconv.Itoa(n), "mode", name).Err())

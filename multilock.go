@@ -3,7 +3,6 @@ package redisson
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 )
@@ -21,6 +20,12 @@ func (m *MultiLock) check() error {
 		}
 	}
 	return nil
+}
+
+// errorf is an error of the set's own in the one shape: its kind and its
+// locks' names, comma-separated, as its lost-lease error names them.
+func (m *MultiLock) errorf(format string, args ...any) error {
+	return objectErrorf(m.what, m.lockNames(), format, args...)
 }
 
 // Lock waits until it holds the locks (all, or a quorum for a RedLock) or
@@ -52,7 +57,7 @@ func (m *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (ok 
 		return false, err
 	}
 	if wait < 0 || lease < 0 {
-		return false, fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
+		return false, m.errorf("%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
 	}
 	return m.tryLock(ctx, wait, lease, nil)
 }
@@ -102,7 +107,7 @@ func (m *MultiLock) rounds(ctx context.Context, wait, lease time.Duration) (bool
 			pause := time.Duration(1+time.Now().UnixNano()%20) * time.Millisecond
 			select {
 			case <-ctx.Done():
-				return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
+				return false, m.errorf("%w", ctx.Err())
 			case <-time.After(min(pause, max(time.Until(deadline), 0))):
 			}
 		}
@@ -115,7 +120,7 @@ func (m *MultiLock) reenter(ctx context.Context, mh *multiHold, lease time.Durat
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur != mh {
-		return false, fmt.Errorf("%w: %s", ErrNotHeld, m.what)
+		return false, m.errorf("%w", ErrNotHeld)
 	}
 	pctx := mh.partsContext(ctx)
 	var again []*Lock
@@ -154,7 +159,7 @@ func (m *MultiLock) round(ctx context.Context, left, lease time.Duration) (bool,
 		if err != nil {
 			if ctx.Err() != nil {
 				m.releaseAll(ctx, taken)
-				return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
+				return false, m.errorf("%w", ctx.Err())
 			}
 			errs = append(errs, err)
 		} else {
@@ -213,7 +218,7 @@ func (m *MultiLock) roundParallel(ctx context.Context, left, lease time.Duration
 	}
 	if ctx.Err() != nil {
 		m.releaseAll(ctx, taken)
-		return false, fmt.Errorf("redisson: %s: %w", m.what, ctx.Err())
+		return false, m.errorf("%w", ctx.Err())
 	}
 	return m.settle(ctx, start, lease, taken, holds, answered, errs)
 }
@@ -231,7 +236,7 @@ func (m *MultiLock) settle(ctx context.Context, start time.Time, lease time.Dura
 	}
 	m.releaseAll(ctx, taken)
 	if answered < m.quorum && len(errs) > 0 {
-		return false, fmt.Errorf("%w: %s: %w", ErrNoQuorum, m.what, errors.Join(errs...))
+		return false, m.errorf("%w: %w", ErrNoQuorum, errors.Join(errs...))
 	}
 	return false, nil
 }
@@ -289,7 +294,7 @@ func (m *MultiLock) Unlock(ctx context.Context) (err error) {
 		mh = nil
 	}
 	if mh == nil {
-		return fmt.Errorf("%w: %s", ErrNotHeld, m.what)
+		return m.errorf("%w", ErrNotHeld)
 	}
 	first := m.unlockEach(mh.partsContext(ctx), mh.parts)
 	if mh.depth > 0 {
@@ -338,7 +343,7 @@ func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(c
 		return err
 	}
 	if wait < 0 || lease < 0 {
-		err := fmt.Errorf("%w: %s: wait %v, lease %v", ErrNegativeDuration, m.what, wait, lease)
+		err := m.errorf("%w: wait %v, lease %v", ErrNegativeDuration, wait, lease)
 		m.reject(ctx, err)
 		return err
 	}
@@ -346,7 +351,7 @@ func (m *MultiLock) Do(ctx context.Context, wait, lease time.Duration, fn func(c
 	actx, rec := m.begin(ctx, opMultiAcquire)
 	ok, err := m.tryLock(actx, wait, lease, &mh)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %s within %v", ErrNotAcquired, m.what, wait)
+		err = m.errorf("%w of %v", ErrNotAcquired, wait)
 	}
 	rec.end(err, OutcomeAcquired)
 	if err != nil {

@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -125,7 +124,7 @@ func (m *MultiLock) enter(ctx context.Context, wait time.Duration) (bool, error)
 		c.blockEnd(ctx, t)
 	}
 	if err != nil {
-		return false, fmt.Errorf("redisson: %s: %w", m.what, err)
+		return false, m.errorf("%w", err)
 	}
 	return ok, nil
 }

@@ -970,6 +970,15 @@ func TestObserveQueueOperations(t *testing.T) {
 		_ = v
 	}
 	check(opQueueScan, name, blockingQueueKind, OutcomeOK, 1)
+	// A bad batch is reported as a list iterator's is: one operation, no
+	// round trip.
+	bad := q.Iterator(0)
+	for range bad.All(ctx) {
+	}
+	if !errors.Is(bad.Err(), ErrInvalidBatch) {
+		t.Fatalf("Iterator(0).Err = %v; want ErrInvalidBatch", bad.Err())
+	}
+	check(opQueueScan, name, blockingQueueKind, OutcomeInvalid, 0)
 
 	// A blocking take reports the time it waited for an element.
 	go func() {

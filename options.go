@@ -200,9 +200,21 @@ func (r rangedOption[T]) apply(o *Options, rdb redis.UniversalClient) error {
 	case *p == 0 && r.def != nil:
 		*p = r.def(rdb)
 	case *p < r.min || (r.max != 0 && *p > r.max):
-		return fmt.Errorf("%w: %s = %v", ErrInvalidOption, r.name, *p)
+		return invalidOption(ErrInvalidOption, r.name, *p, r.rule())
 	}
 	return nil
+}
+
+// rule says the range the field must lie in.
+func (r rangedOption[T]) rule() string {
+	rule := fmt.Sprintf("%v to %v", r.min, r.max)
+	if r.max == 0 {
+		rule = fmt.Sprintf("at least %v", r.min)
+	}
+	if r.def != nil && r.min > 0 {
+		rule = "0 (the default) or " + rule
+	}
+	return rule
 }
 
 // exclusiveOption is an optionRule for a field that must not be set
@@ -219,7 +231,7 @@ func exclusive(name string, bad func(*Options) bool, why string) optionRule {
 
 func (r exclusiveOption) apply(o *Options, _ redis.UniversalClient) error {
 	if r.bad(o) {
-		return fmt.Errorf("%w: %s set %s", ErrInvalidOption, r.name, r.why)
+		return invalidOption(ErrInvalidOption, r.name, "set", "it unset "+r.why)
 	}
 	return nil
 }

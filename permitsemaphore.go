@@ -105,7 +105,7 @@ func (s *PermitExpirableSemaphore) TrySetPermits(ctx context.Context, n int64) (
 		return false, err
 	}
 	if n < 0 {
-		return false, objectErrorf(permitKind, s.name, "%w: %d", ErrInvalidPermits, n)
+		return false, objectErr(permitKind, s.name, invalidOption(ErrInvalidPermits, "permits", n, "at least 0"))
 	}
 	latch := s.latch()
 	ok, err := s.c.scripts.run(ctx, scriptPermitSet, append(s.keys[:len(s.keys):len(s.keys)], latch),

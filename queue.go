@@ -215,26 +215,22 @@ func (it *QueueIterator[T]) Err() error { return it.err }
 
 func (it *QueueIterator[T]) scan(ctx context.Context, yield func(T) bool) error {
 	q := it.q
-	if err := q.check(); err != nil {
-		return err
+	p := q.pager(opQueueScan, it.batch)
+	read := func(ctx context.Context, start, stop int64) ([]string, error) {
+		return q.c.rdb.LRange(ctx, q.name, start, stop).Result()
 	}
-	if it.batch < 1 {
-		return objectErrorf(q.kind, q.name, "%w: %d", ErrInvalidBatch, it.batch)
-	}
-	for start := int64(0); ; start += int64(it.batch) {
-		page, vs, err := it.page(ctx, start)
+	return p.ranges(ctx, read, func(_ int64, page []string) (bool, error) {
+		vs, err := q.decodeAll(page)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, v := range vs {
 			if !yield(v) {
-				return nil
+				return false, nil
 			}
 		}
-		if len(page) < it.batch {
-			return nil
-		}
-	}
+		return true, nil
+	})
 }
 
 // Deque is a double-ended queue of T stored in a Redis list, wire-compatible
@@ -291,20 +287,6 @@ func (d *Deque[T]) PeekLast(ctx context.Context) (_ T, _ bool, err error) {
 		return d.element("", d.nilIfEmpty(err))
 	}
 	return d.element(last[0], nil)
-}
-
-// page reads and decodes the batch from start, as one observed operation.
-func (it *QueueIterator[T]) page(ctx context.Context, start int64) (page []string, vs []T, err error) {
-	q := it.q
-	bctx, rec := q.begin(ctx, opQueueScan)
-	defer func() { rec.end(err, OutcomeOK) }()
-	q.c.trip(bctx, 1)
-	page, err = q.c.rdb.LRange(bctx, q.name, start, start+int64(it.batch)-1).Result()
-	if err != nil {
-		return nil, nil, q.wrap(err)
-	}
-	vs, err = q.decodeAll(page)
-	return page, vs, err
 }
 
 func (q *Queue[T]) nilIfEmpty(err error) error {

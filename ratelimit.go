@@ -167,7 +167,7 @@ func (r *RateLimiter) TrySetRateKeepAlive(ctx context.Context, scope RateType, r
 	ctx, rec := r.begin(ctx, opRateTrySetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
-		return false, r.badConfig("keep-alive 0")
+		return false, r.badConfig("keep-alive", time.Duration(0), "above 0")
 	}
 	return r.set(ctx, "try", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval, KeepAlive: keepAlive})
 }
@@ -189,14 +189,14 @@ func (r *RateLimiter) SetRateKeepAlive(ctx context.Context, scope RateType, rate
 	ctx, rec := r.begin(ctx, opRateSetRate)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if keepAlive == 0 {
-		return r.badConfig("keep-alive 0")
+		return r.badConfig("keep-alive", time.Duration(0), "above 0")
 	}
 	_, err = r.set(ctx, "set", RateLimiterConfig{Type: scope, Rate: rate, Interval: interval, KeepAlive: keepAlive})
 	return err
 }
 
-func (r *RateLimiter) badConfig(what string) error {
-	return objectErrorf(rateKind, r.name, "%w: %s", ErrInvalidRate, what)
+func (r *RateLimiter) badConfig(field string, value any, rule string) error {
+	return objectErr(rateKind, r.name, invalidOption(ErrInvalidRate, field, value, rule))
 }
 
 func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfig) (bool, error) {
@@ -205,14 +205,14 @@ func (r *RateLimiter) set(ctx context.Context, mode string, cfg RateLimiterConfi
 	}
 	switch {
 	case cfg.Type != Overall && cfg.Type != PerClient:
-		return false, r.badConfig(cfg.Type.String())
+		return false, r.badConfig("type", cfg.Type, "Overall or PerClient")
 	case cfg.Rate < 1 || cfg.Rate > maxRate:
-		return false, r.badConfig("rate " + strconv.FormatInt(cfg.Rate, 10))
+		return false, r.badConfig("rate", cfg.Rate, "1 to "+strconv.FormatInt(maxRate, 10))
 	case cfg.Interval < time.Millisecond || cfg.Interval%time.Millisecond != 0:
-		return false, r.badConfig("interval " + cfg.Interval.String())
+		return false, r.badConfig("interval", cfg.Interval, "whole milliseconds, at least 1ms")
 	case cfg.KeepAlive < 0 || cfg.KeepAlive%time.Millisecond != 0 ||
 		(cfg.KeepAlive > 0 && cfg.KeepAlive < cfg.Interval):
-		return false, r.badConfig("keep-alive " + cfg.KeepAlive.String() + " with interval " + cfg.Interval.String())
+		return false, r.badConfig("keep-alive", cfg.KeepAlive, "0 or whole milliseconds, at least the interval "+cfg.Interval.String())
 	}
 	n, err := r.c.scripts.run(ctx, scriptRateSet, r.keys, mode, cfg.Rate,
 		cfg.Interval.Milliseconds(), int(cfg.Type), cfg.KeepAlive.Milliseconds()).Int64()
@@ -356,10 +356,10 @@ func (r *RateLimiter) check(n int64) error {
 		return err
 	}
 	if n < 1 {
-		return objectErrorf(rateKind, r.name, "%w: %d", ErrInvalidPermits, n)
+		return r.base.wrap(invalidOption(ErrInvalidPermits, "permits", n, "at least 1"))
 	}
 	if n > maxRate {
-		return objectErrorf(rateKind, r.name, "%w: %d", ErrPermitsExceedRate, n)
+		return r.base.wrap(invalidOption(ErrPermitsExceedRate, "permits", n, "at most "+strconv.FormatInt(maxRate, 10)))
 	}
 	return nil
 }

@@ -352,38 +352,19 @@ func (it *ListIterator[T]) Err() error { return it.err }
 
 func (it *ListIterator[T]) page(ctx context.Context, yield func(int64, T) bool) error {
 	o := &it.l.o
-	if err := o.check(); err != nil {
-		o.c.reject(ctx, o.kind, o.name, opListScan, err)
-		return err
+	read := func(ctx context.Context, start, stop int64) ([]string, error) {
+		return o.c.rdb.LRange(ctx, o.name, start, stop).Result()
 	}
-	if it.batch < 1 {
-		err := o.errorf("%w: %d", ErrInvalidBatch, it.batch)
-		o.c.reject(ctx, o.kind, o.name, opListScan, err)
-		return err
-	}
-	for from := int64(0); ; from += int64(it.batch) {
-		// One operation per page: the caller's loop body is not its time.
-		pctx, rec := o.begin(ctx, opListScan)
-		o.c.trip(pctx, 1)
-		ss, err := o.c.rdb.LRange(pctx, o.name, from, from+int64(it.batch)-1).Result()
-		if err != nil {
-			err = o.wrap(err)
-		}
-		rec.end(err, OutcomeOK)
-		if err != nil {
-			return err
-		}
-		for i, s := range ss {
+	return o.pager(opListScan, it.batch).ranges(ctx, read, func(from int64, page []string) (bool, error) {
+		for i, s := range page {
 			v, err := decodeValue[T](o.codec, o.object, []byte(s))
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !yield(from+int64(i), v) {
-				return nil
+				return false, nil
 			}
 		}
-		if len(ss) < it.batch {
-			return nil
-		}
-	}
+		return true, nil
+	})
 }

@@ -57,40 +57,16 @@ func (it *MapIterator[K, V]) Err() error { return it.err }
 
 func (it *MapIterator[K, V]) scan(ctx context.Context, yield func(K, V) bool) error {
 	m := it.m
-	if err := m.check(); err != nil {
-		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
-		return err
-	}
-	if it.batch < 1 {
-		err := objectErrorf(m.kind, m.name, "%w: %d", ErrInvalidBatch, it.batch)
-		m.c.reject(ctx, m.opKind, m.name, opMapScan, err)
-		return err
-	}
-	var cursor uint64
-	for {
-		// One operation per batch: the caller's loop body is not its time.
-		bctx, rec := m.c.begin(ctx, m.opKind, m.name, opMapScan)
-		m.c.trip(bctx, 1)
-		kv, next, err := it.page(bctx, cursor, int64(it.batch))
-		if err != nil {
-			err = m.wrap(err)
-		}
-		rec.end(err, OutcomeOK)
-		if err != nil {
-			return err
-		}
+	return m.pager(opMapScan, it.batch).scan(ctx, it.page, func(kv []string) (bool, error) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			k, v, err := m.entry(kv[i], kv[i+1])
 			if err != nil {
-				return err
+				return false, err
 			}
 			if !yield(k, v) {
-				return nil
+				return false, nil
 			}
 		}
-		if next == 0 {
-			return nil
-		}
-		cursor = next
-	}
+		return true, nil
+	})
 }

@@ -260,10 +260,9 @@ func (it *SetIterator[T]) All(ctx context.Context) iter.Seq[T] {
 	return func(yield func(T) bool) {
 		o := &it.s.o
 		scan := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
-			o.c.trip(ctx, 1)
 			return o.c.rdb.SScan(ctx, o.name, cursor, "", count).Result()
 		}
-		it.err = scanPages(ctx, o, opSetScan, it.batch, scan, func(page []string) (bool, error) {
+		it.err = o.pager(opSetScan, it.batch).scan(ctx, scan, func(page []string) (bool, error) {
 			for _, m := range page {
 				v, err := decodeValue[T](o.codec, o.object, []byte(m))
 				if err != nil {

@@ -88,56 +88,53 @@ func (z *SortedSet[T]) values(ss []string, err error) ([]T, error) {
 	return decodeAll[T](&z.o, ss)
 }
 
+// readRange is the one body of the range reads: one operation opZSetRange,
+// the read's checks (check), then its one round trip (read).
+func readRange[T, R any](ctx context.Context, z *SortedSet[T], check func() error, read func(context.Context) (R, error)) (_ R, err error) {
+	ctx, rec := z.o.begin(ctx, opZSetRange)
+	defer func() { rec.end(err, OutcomeOK) }()
+	if err := check(); err != nil {
+		var zero R
+		return zero, err
+	}
+	z.o.c.trip(ctx, 1)
+	return read(ctx)
+}
+
 // RangeByRank returns the members from rank start to rank stop, both
 // included, lowest score first (one ZRANGE, Redisson's valueRange); as in
 // Redis a negative rank counts from the highest (-1), so (0, -1) is every
 // member. It returns ErrCodec when a member does not decode, and the errors
 // of Size.
-func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
-	ctx, rec, err := z.o.open(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err != nil {
-		return nil, err
-	}
-	z.o.c.trip(ctx, 1)
-	return z.values(z.o.c.rdb.ZRange(ctx, z.o.name, start, stop).Result())
+func (z *SortedSet[T]) RangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+	return readRange(ctx, z, z.o.check, func(ctx context.Context) ([]T, error) {
+		return z.values(z.o.c.rdb.ZRange(ctx, z.o.name, start, stop).Result())
+	})
 }
 
 // RevRangeByRank is RangeByRank counting ranks from the highest score, and
 // returning the members highest first (one ZREVRANGE, Redisson's
 // valueRangeReversed).
-func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) (_ []T, err error) {
-	ctx, rec, err := z.o.open(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err != nil {
-		return nil, err
-	}
-	z.o.c.trip(ctx, 1)
-	return z.values(z.o.c.rdb.ZRevRange(ctx, z.o.name, start, stop).Result())
+func (z *SortedSet[T]) RevRangeByRank(ctx context.Context, start, stop int64) ([]T, error) {
+	return readRange(ctx, z, z.o.check, func(ctx context.Context) ([]T, error) {
+		return z.values(z.o.c.rdb.ZRevRange(ctx, z.o.name, start, stop).Result())
+	})
 }
 
 // EntryRangeByRank is RangeByRank with the scores (one ZRANGE WITHSCORES,
 // Redisson's entryRange).
-func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
-	ctx, rec, err := z.o.open(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err != nil {
-		return nil, err
-	}
-	z.o.c.trip(ctx, 1)
-	return z.entries(z.o.c.rdb.ZRangeWithScores(ctx, z.o.name, start, stop).Result())
+func (z *SortedSet[T]) EntryRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+	return readRange(ctx, z, z.o.check, func(ctx context.Context) ([]ScoredEntry[T], error) {
+		return z.entries(z.o.c.rdb.ZRangeWithScores(ctx, z.o.name, start, stop).Result())
+	})
 }
 
 // EntryRevRangeByRank is RevRangeByRank with the scores (one ZREVRANGE
 // WITHSCORES, Redisson's entryRangeReversed).
-func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) (_ []ScoredEntry[T], err error) {
-	ctx, rec, err := z.o.open(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err != nil {
-		return nil, err
-	}
-	z.o.c.trip(ctx, 1)
-	return z.entries(z.o.c.rdb.ZRevRangeWithScores(ctx, z.o.name, start, stop).Result())
+func (z *SortedSet[T]) EntryRevRangeByRank(ctx context.Context, start, stop int64) ([]ScoredEntry[T], error) {
+	return readRange(ctx, z, z.o.check, func(ctx context.Context) ([]ScoredEntry[T], error) {
+		return z.entries(z.o.c.rdb.ZRevRangeWithScores(ctx, z.o.name, start, stop).Result())
+	})
 }
 
 // byScore builds the arguments of a range read by score.
@@ -164,34 +161,26 @@ func (z *SortedSet[T]) byScore(r ScoreRange, o RangeOptions) (*redis.ZRangeBy, e
 // max, maxInc, offset, count) and valueRangeReversed). It returns
 // ErrInvalidScore for a NaN bound, ErrNegativeCount for a negative offset
 // or count, ErrCodec when a member does not decode, and the errors of Size.
-func (z *SortedSet[T]) RangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) (_ []T, err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	by, err := z.byScore(r, o)
-	if err != nil {
-		return nil, err
-	}
-	if o.Reverse {
-		z.o.c.trip(ctx, 1)
-		return z.values(z.o.c.rdb.ZRevRangeByScore(ctx, z.o.name, by).Result())
-	}
-	z.o.c.trip(ctx, 1)
-	return z.values(z.o.c.rdb.ZRangeByScore(ctx, z.o.name, by).Result())
+func (z *SortedSet[T]) RangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]T, error) {
+	var by *redis.ZRangeBy
+	check := func() (err error) { by, err = z.byScore(r, o); return err }
+	return readRange(ctx, z, check, func(ctx context.Context) ([]T, error) {
+		if o.Reverse {
+			return z.values(z.o.c.rdb.ZRevRangeByScore(ctx, z.o.name, by).Result())
+		}
+		return z.values(z.o.c.rdb.ZRangeByScore(ctx, z.o.name, by).Result())
+	})
 }
 
 // EntryRangeByScore is RangeByScore with the scores (WITHSCORES,
 // Redisson's entryRange by score).
-func (z *SortedSet[T]) EntryRangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) (_ []ScoredEntry[T], err error) {
-	ctx, rec := z.o.begin(ctx, opZSetRange)
-	defer func() { rec.end(err, OutcomeOK) }()
-	by, err := z.byScore(r, o)
-	if err != nil {
-		return nil, err
-	}
-	if o.Reverse {
-		z.o.c.trip(ctx, 1)
-		return z.entries(z.o.c.rdb.ZRevRangeByScoreWithScores(ctx, z.o.name, by).Result())
-	}
-	z.o.c.trip(ctx, 1)
-	return z.entries(z.o.c.rdb.ZRangeByScoreWithScores(ctx, z.o.name, by).Result())
+func (z *SortedSet[T]) EntryRangeByScore(ctx context.Context, r ScoreRange, o RangeOptions) ([]ScoredEntry[T], error) {
+	var by *redis.ZRangeBy
+	check := func() (err error) { by, err = z.byScore(r, o); return err }
+	return readRange(ctx, z, check, func(ctx context.Context) ([]ScoredEntry[T], error) {
+		if o.Reverse {
+			return z.entries(z.o.c.rdb.ZRevRangeByScoreWithScores(ctx, z.o.name, by).Result())
+		}
+		return z.entries(z.o.c.rdb.ZRangeByScoreWithScores(ctx, z.o.name, by).Result())
+	})
 }

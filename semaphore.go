@@ -84,7 +84,7 @@ func (s *Semaphore) Name() string { return s.name }
 // with n < 0 is ErrInvalidPermits, even on a closed client.
 func (s *Semaphore) check(n int64) error {
 	if s.name != "" && s.badName == nil && n < 0 {
-		return s.errorf("%w: %d", ErrInvalidPermits, n)
+		return s.wrap(invalidOption(ErrInvalidPermits, "permits", n, "at least 0"))
 	}
 	return s.base.check()
 }

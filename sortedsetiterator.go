@@ -35,10 +35,9 @@ func (it *SortedSetIterator[T]) All(ctx context.Context) iter.Seq2[T, float64] {
 	return func(yield func(T, float64) bool) {
 		o := &it.z.o
 		scan := func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
-			o.c.trip(ctx, 1)
 			return o.c.rdb.ZScan(ctx, o.name, cursor, "", count).Result()
 		}
-		it.err = scanPages(ctx, o, opZSetScan, it.batch, scan, func(page []string) (bool, error) {
+		it.err = o.pager(opZSetScan, it.batch).scan(ctx, scan, func(page []string) (bool, error) {
 			for i := 0; i+1 < len(page); i += 2 {
 				v, err := decodeValue[T](o.codec, o.object, []byte(page[i]))
 				if err != nil {

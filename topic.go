@@ -76,10 +76,12 @@ func (t *Topic[T]) Publish(ctx context.Context, msg T) (_ int64, err error) {
 		return 0, err
 	}
 	t.c.trip(ctx, 1)
+	publish := t.c.rdb.Publish
 	if t.sharded {
-		return t.c.rdb.SPublish(ctx, t.name, b).Result()
+		publish = t.c.rdb.SPublish
 	}
-	return t.c.rdb.Publish(ctx, t.name, b).Result()
+	n, err := publish(ctx, t.name, b).Result()
+	return n, objectErr(t.kind, t.name, err)
 }
 
 // TopicOption configures one subscriber.
@@ -149,7 +151,7 @@ func (t *Topic[T]) Subscribe(ctx context.Context, handler func(T), opts ...Topic
 	ctx, rec := t.begin(ctx, opTopicSubscribe)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if handler == nil {
-		return nil, fmt.Errorf("%w: %s: nil handler", ErrInvalidOption, t.object())
+		return nil, objectErr(t.kind, t.name, invalidOption(ErrInvalidOption, "handler", nil, "a function"))
 	}
 	return t.subscribe(ctx, opts, func(s *TopicSubscription, v T) bool {
 		handler(v)
@@ -196,28 +198,28 @@ func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver fu
 		}
 	}
 	if o.buffer < 1 {
-		return nil, fmt.Errorf("%w: %d", ErrInvalidBuffer, o.buffer)
+		return nil, objectErr(t.kind, t.name, invalidOption(ErrInvalidBuffer, "buffer", o.buffer, "at least 1"))
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: subscribe: %w", t.object(), err)
+		return nil, t.errorf("subscribe: %w", err)
 	}
 	l := &listener{ch: make(chan string, o.buffer)}
 	t.c.trip(ctx, 1) // SUBSCRIBE, and its confirmation
 	sub, err := t.c.pubsub.listen(ctx, chanKey{name: t.name, sharded: t.sharded}, l)
 	if err != nil {
-		return nil, err
+		return nil, objectErr(t.kind, t.name, err)
 	}
 	s := &TopicSubscription{sub: sub, l: l, stop: make(chan struct{}), done: make(chan struct{})}
 	if !sub.ready(ctx, subscribeTimeout) {
 		s.Close()
 		close(s.done)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("%s: subscribe: %w", t.object(), err)
+			return nil, t.errorf("subscribe: %w", err)
 		}
 		if t.c.closed.Load() {
 			return nil, ErrClientClosed
 		}
-		return nil, fmt.Errorf("%w: %s after %v", ErrNotSubscribed, t.object(), subscribeTimeout)
+		return nil, t.errorf("%w after %v", ErrNotSubscribed, subscribeTimeout)
 	}
 	closing := t.c.pubsub.closing
 	go func() {
