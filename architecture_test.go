@@ -93,7 +93,7 @@ func TestTypesInFilesNamedAfterThem(t *testing.T) {
 		"Lock":              "rlock.go",
 		"lockCore":          "lockcore.go",
 		"hold":              "hold.go",
-		"renewal":           "hold.go",
+		"renewSpec":         "hold.go",
 		"lazyLoop":          "lazyloop.go",
 		"watchdog":          "watchdog.go",
 		"scripts":           "scriptcache.go",

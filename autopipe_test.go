@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,105 +19,14 @@ import (
 // caller can tell its own reply from another's.
 var apIncr = scripting.New("test_incr", "local n = redis.call('incr', KEYS[1]) return {n, ARGV[1]}\n")
 
-// apHook counts the EVALSHAs a go-redis client sends alone and in
-// pipelines, and can hold plain EVALSHAs after their reply (hold), so that
-// the lane they occupy stays busy and the calls after them queue.
-type apHook struct {
-	plain     atomic.Int64 // EVALSHA sent as a command of its own
-	pipelines atomic.Int64 // pipelines with at least one EVALSHA
-	piped     atomic.Int64 // EVALSHAs in them
-	held      atomic.Int64 // plain EVALSHAs waiting on the gate now
-
-	mu   sync.Mutex
-	gate chan struct{} // non-nil: plain EVALSHAs wait for it to close
-	keys map[string]int
-}
-
-func newAPHook() *apHook { return &apHook{keys: map[string]int{}} }
-
-// hold makes the plain EVALSHAs from now on wait, after their reply, until
-// the returned function is called.
-func (h *apHook) hold() (release func()) {
-	ch := make(chan struct{})
-	h.mu.Lock()
-	h.gate = ch
-	h.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			h.mu.Lock()
-			h.gate = nil
-			h.mu.Unlock()
-			close(ch)
-		})
-	}
-}
-
-func (h *apHook) saw(cmd redis.Cmder) {
-	args := cmd.Args()
-	if len(args) > 3 {
-		if k, ok := args[3].(string); ok {
-			h.mu.Lock()
-			h.keys[k]++
-			h.mu.Unlock()
-		}
-	}
-}
-
-// sent returns how many EVALSHAs with first key k the client sent.
-func (h *apHook) sent(k string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.keys[k]
-}
-
-func (h *apHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *apHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() != "evalsha" {
-			return next(ctx, cmd)
-		}
-		h.plain.Add(1)
-		h.saw(cmd)
-		err := next(ctx, cmd)
-		h.mu.Lock()
-		gate := h.gate
-		h.mu.Unlock()
-		if gate != nil {
-			h.held.Add(1)
-			<-gate
-			h.held.Add(-1)
-		}
-		return err
-	}
-}
-
-func (h *apHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		n := 0
-		for _, c := range cmds {
-			if c.Name() == "evalsha" {
-				n++
-				h.saw(c)
-			}
-		}
-		if n > 0 {
-			h.pipelines.Add(1)
-			h.piped.Add(int64(n))
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // apClient returns a client on a fresh server whose go-redis client has an
-// apHook; its auto-pipeline allows autoPipeLanes sends in flight (the
+// EvalHook; its auto-pipeline allows autoPipeLanes sends in flight (the
 // engine's own tests, internal/scripting, vary the lanes).
-func apClient(t *testing.T, opts *Options) (*Client, *redis.Client, *apHook) {
+func apClient(t *testing.T, opts *Options) (*Client, *redis.Client, *redistest.EvalHook) {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	h := newAPHook()
+	h := redistest.NewEvalHook()
 	rdb.AddHook(h)
 	c := newClient(t, rdb, opts)
 	return c, rdb, h
@@ -152,15 +60,15 @@ func apCall(ctx context.Context, c *Client, key, arg string) (int64, error) {
 // queueCalls starts n apCalls on keys prefix:0..n-1 while the lanes are held,
 // waits until they all queue, and returns their results' channel (one per
 // call, in no order) and the release of the lanes.
-func queueCalls(t *testing.T, ctx context.Context, c *Client, h *apHook, prefix string, n int) (chan error, func()) {
+func queueCalls(t *testing.T, ctx context.Context, c *Client, h *redistest.EvalHook, prefix string, n int) (chan error, func()) {
 	t.Helper()
 	lanes := autoPipeLanes
-	release := h.hold()
+	release := h.Hold()
 	t.Cleanup(release)
 	for i := range lanes {
 		go func() { _, _ = apCall(ctx, c, fmt.Sprintf("%s:lane%d", prefix, i), "lane") }()
 	}
-	eventually(t, 10*time.Second, "the lanes' calls held", func() bool { return h.held.Load() == int64(lanes) })
+	eventually(t, 10*time.Second, "the lanes' calls held", func() bool { return h.Held.Load() == int64(lanes) })
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
@@ -199,10 +107,10 @@ func TestAutoPipeManyGoroutinesFormBatches(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if h.pipelines.Load() == 0 {
-		t.Fatalf("32 goroutines × 50 lock+unlock: no pipeline formed (%d plain EVALSHAs)", h.plain.Load())
+	if h.Pipelines.Load() == 0 {
+		t.Fatalf("32 goroutines × 50 lock+unlock: no pipeline formed (%d plain EVALSHAs)", h.Plain.Load())
 	}
-	t.Logf("%d plain EVALSHAs, %d pipelines carrying %d", h.plain.Load(), h.pipelines.Load(), h.piped.Load())
+	t.Logf("%d plain EVALSHAs, %d pipelines carrying %d", h.Plain.Load(), h.Pipelines.Load(), h.Piped.Load())
 }
 
 // A lone caller's calls go out as plain commands, never as pipelines.
@@ -216,10 +124,10 @@ func TestAutoPipeLoneCallIsPlainCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := h.pipelines.Load(); got != 0 {
+	if got := h.Pipelines.Load(); got != 0 {
 		t.Errorf("pipelines: %d, want 0", got)
 	}
-	if got := h.plain.Load(); got < 40 {
+	if got := h.Plain.Load(); got < 40 {
 		t.Errorf("plain EVALSHAs: %d, want at least 40", got)
 	}
 }
@@ -283,7 +191,7 @@ func TestAutoPipeDisabled(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := h.pipelines.Load(); got != 0 {
+	if got := h.Pipelines.Load(); got != 0 {
 		t.Errorf("pipelines: %d, want 0", got)
 	}
 }
@@ -302,11 +210,11 @@ func TestAutoPipeObserverRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	release := h.hold()
+	release := h.Hold()
 	for i := range autoPipeLanes {
 		go func() { _, _ = apCall(ctx, c, "ap:obs:lane"+strconv.Itoa(i), "lane") }()
 	}
-	eventually(t, 10*time.Second, "the lanes held", func() bool { return h.held.Load() == autoPipeLanes })
+	eventually(t, 10*time.Second, "the lanes held", func() bool { return h.Held.Load() == autoPipeLanes })
 	var wg sync.WaitGroup
 	for _, name := range names[1:] {
 		wg.Go(func() {
@@ -329,8 +237,8 @@ func TestAutoPipeObserverRoundTrips(t *testing.T) {
 	}
 	release()
 	wg.Wait()
-	if h.pipelines.Load() != 1 {
-		t.Fatalf("pipelines: %d, want 1", h.pipelines.Load())
+	if h.Pipelines.Load() != 1 {
+		t.Fatalf("pipelines: %d, want 1", h.Pipelines.Load())
 	}
 	for _, name := range names[1:] {
 		ops := rec.opsOf(opLockAcquire, name)

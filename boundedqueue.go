@@ -58,12 +58,6 @@ func GetBoundedBlockingQueue[T any](c *Client, name string, opts ...ObjectOption
 	}}
 }
 
-// boundedCapKey is Redisson's free-capacity counter of a bounded queue.
-func boundedCapKey(name string) string { return prefixName("redisson_bqs", name) }
-
-// boundedChannel is the counter's channel, redisson_sc:redisson_bqs:{name}.
-func boundedChannel(name string) string { return prefixName("redisson_sc", boundedCapKey(name)) }
-
 // bwrap names the queue in err; Redis refusing for a capacity never set
 // matches ErrNotInitialized, and a counter that is no integer ErrWrongType.
 func (q *BoundedBlockingQueue[T]) bwrap(err error) error {
@@ -194,7 +188,7 @@ func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) (err error) {
 	_, err = q.c.await(ctx, waitSpec{
 		what: q.kind, name: q.name, channel: q.spec.channel, policy: semaphoreWakePolicy, wait: -1,
 		recheck: true, retry: syncRecheck,
-	}, func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
+	}, func(ctx context.Context, _ waitState) (bool, time.Duration, error) {
 		ok, err := q.offer(ctx, b)
 		return ok, syncRecheck, err
 	})

@@ -22,7 +22,7 @@ type Client struct {
 	scripts  *scripts
 	pubsub   *pubsubService
 	watchdog *watchdog
-	janitor  *janitor
+	janitor  *janitorService
 	delayq   *delayMover
 	queues   *queueService
 	topo     topology

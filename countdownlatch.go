@@ -189,7 +189,7 @@ func (l *CountDownLatch) await(ctx context.Context, wait time.Duration) (bool, e
 		what: latchKind, name: l.name, channel: l.channel, plain: !l.inKeys, policy: latchWakePolicy, wait: wait,
 		recheck: true, retry: syncRecheck,
 	},
-		func(ctx context.Context, _ waiting) (bool, time.Duration, error) {
+		func(ctx context.Context, _ waitState) (bool, time.Duration, error) {
 			ok, err := open(ctx)
 			return ok, syncRecheck, err
 		})

@@ -11,7 +11,7 @@ import (
 // hold count from 0 to 1 until Unlock or loss. It is shared by the lock handle
 // and, for watchdog leases, the watchdog.
 type hold struct {
-	renewal *renewal      // how the watchdog renews it, and names it in events
+	renewal *renewSpec    // how the watchdog renews it, and names it in events
 	taken   time.Duration // when the acquisition that took it was sent, since epoch
 	key     string        // lock key
 	field   string        // owner field
@@ -37,11 +37,11 @@ type hold struct {
 	expired bool      // ended by the watchdog at expires, without an answer
 }
 
-// renewal is what the watchdog needs to renew the holds of one kind of
+// renewSpec is what the watchdog needs to renew the holds of one kind of
 // lock, and to name them in events. The lock gives it to every hold it
 // starts (with the hold's own renewArgs and pub), so that the watchdog
 // knows no lock kind. It is shared by the holds and never modified.
-type renewal struct {
+type renewSpec struct {
 	what   string  // the lock's kind, in events
 	suffix string  // what follows the owner in the hold's field
 	script *script // renews a batch: KEYS [key...]; ARGV [lease, each hold's renewArgs...]

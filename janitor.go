@@ -8,13 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// janitor deletes keys that only had to outlive one call, such as the latch
+// janitorService deletes keys that only had to outlive one call, such as the latch
 // a full release leaves for a resent call: once the call has returned,
 // go-redis will not resend it. Keys are deleted in the background in
 // pipelined batches (one round trip per batch), so that they do not pile up
 // for the whole retry window; keys it has not deleted when the client closes
 // expire on their own.
-type janitor struct {
+type janitorService struct {
 	rdb      redis.UniversalClient
 	topo     topology
 	interval time.Duration
@@ -30,8 +30,8 @@ type janitor struct {
 // interval.
 const janitorBatch = 256
 
-func newJanitor(rdb redis.UniversalClient, topo topology, em *emitter, interval time.Duration) *janitor {
-	return &janitor{
+func newJanitor(rdb redis.UniversalClient, topo topology, em *emitter, interval time.Duration) *janitorService {
+	return &janitorService{
 		rdb:      rdb,
 		topo:     topo,
 		emit:     em,
@@ -42,7 +42,7 @@ func newJanitor(rdb redis.UniversalClient, topo topology, em *emitter, interval 
 }
 
 // add queues key for deletion.
-func (j *janitor) add(key string) {
+func (j *janitorService) add(key string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.loop.start(j.run) {
@@ -59,7 +59,7 @@ func (j *janitor) add(key string) {
 
 // run flushes every interval, or at once when the queue is long, until ctx
 // (the lazyLoop's) is cancelled.
-func (j *janitor) run(ctx context.Context) {
+func (j *janitorService) run(ctx context.Context) {
 	t := time.NewTicker(j.interval)
 	defer t.Stop()
 	for {
@@ -73,7 +73,7 @@ func (j *janitor) run(ctx context.Context) {
 	}
 }
 
-func (j *janitor) flush() {
+func (j *janitorService) flush() {
 	j.mu.Lock()
 	keys := j.keys
 	j.keys = nil
@@ -105,4 +105,4 @@ func (j *janitor) flush() {
 }
 
 // close stops the loop and waits for it; queued keys are left to expire.
-func (j *janitor) close() { j.loop.close() }
+func (j *janitorService) close() { j.loop.close() }

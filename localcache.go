@@ -71,7 +71,7 @@ type LocalCachedMap[K comparable, V any] struct {
 	closed  atomic.Bool
 
 	mu   sync.Mutex // guards sub and the start of the goroutine
-	sub  *subscription
+	sub  *channelSub
 	stop chan struct{}
 	done chan struct{} // closed when the goroutine returned; nil before it starts
 

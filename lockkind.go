@@ -56,14 +56,14 @@ type lockKind struct {
 	untokened bool
 
 	renewalOnce sync.Once
-	renewalSpec *renewal // see holdRenewal
+	renewalSpec *renewSpec // see holdRenewal
 }
 
 // holdRenewal returns the renewal spec the kind's holds give the watchdog,
 // built once from what, suffix, renew and drop.
-func (k *lockKind) holdRenewal() *renewal {
+func (k *lockKind) holdRenewal() *renewSpec {
 	k.renewalOnce.Do(func() {
-		k.renewalSpec = &renewal{what: k.what, suffix: k.suffix, script: k.renew, drop: k.drop}
+		k.renewalSpec = &renewSpec{what: k.what, suffix: k.suffix, script: k.renew, drop: k.drop}
 	})
 	return k.renewalSpec
 }

@@ -97,22 +97,12 @@ func sharedRedis(t testing.TB, opts ...func(*redis.Options)) *redis.Client {
 }
 
 // testCtx returns a context that ends with the test or after d.
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t testing.TB, d time.Duration) context.Context { return redistest.Ctx(t, d) }
 
 // eventually polls cond every 10ms until it holds or d passes.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, d, what, cond)
 }
 
 // mustTryLock fails the test unless l is acquired.

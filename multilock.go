@@ -22,12 +22,6 @@ func (m *MultiLock) check() error {
 	return nil
 }
 
-// errorf is an error of the set's own in the one shape: its kind and its
-// locks' names, comma-separated, as its lost-lease error names them.
-func (m *MultiLock) errorf(format string, args ...any) error {
-	return objectErrorf(m.what, m.lockNames(), format, args...)
-}
-
 // Lock waits until it holds the locks (all, or a quorum for a RedLock) or
 // ctx ends; with a context from the current hold it re-enters. Leases are
 // kept alive by each lock's watchdog.

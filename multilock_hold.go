@@ -281,3 +281,9 @@ func (m *MultiLock) lockNames() string {
 	}
 	return strings.Join(names, ",")
 }
+
+// errorf is an error of the set's own in the one shape: its kind and its
+// locks' names, comma-separated, as its lost-lease error names them.
+func (m *MultiLock) errorf(format string, args ...any) error {
+	return objectErrorf(m.what, m.lockNames(), format, args...)
+}

@@ -49,7 +49,7 @@ func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubM
 		presence = "redisson_go_presence:" + id
 	}
 	p.engine = pubsub.New(pubsub.Config{
-		Client:   rdb,
+		Redis:    rdb,
 		Cluster:  topo.cluster,
 		Presence: presence,
 		Mode:     mode.engine(),
@@ -139,24 +139,24 @@ func (ch objectChannel) engine() pubsub.Object { return pubsub.Object{Name: ch.n
 // subscribe joins an object channel, subscribing in Redis if nobody in
 // this client listens to it yet. It does not wait for Redis to confirm: see
 // ready.
-func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*subscription, error) {
+func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*channelSub, error) {
 	s, err := p.engine.Subscribe(ctx, ch.engine(), policy.engine())
-	return (*subscription)(s), err
+	return (*channelSub)(s), err
 }
 
 // join joins an object channel if this client already listens to it and
 // Redis confirmed that, without I/O; it returns nil otherwise. queued
 // reports whether other local waiters are already waiting on it; yield how
 // long a new caller should leave the object to other clients' waiters first.
-func (p *pubsubService) join(ch objectChannel) (sub *subscription, queued bool, yield time.Duration) {
+func (p *pubsubService) join(ch objectChannel) (sub *channelSub, queued bool, yield time.Duration) {
 	s, queued, yield := p.engine.Join(ch.engine())
-	return (*subscription)(s), queued, yield
+	return (*channelSub)(s), queued, yield
 }
 
 // listen joins a topic's channel as listener l (see Topic.Subscribe).
-func (p *pubsubService) listen(ctx context.Context, key chanKey, l *listener) (*subscription, error) {
+func (p *pubsubService) listen(ctx context.Context, key chanKey, l *listener) (*channelSub, error) {
 	s, err := p.engine.Listen(ctx, pubsub.Key{Name: key.name, Sharded: key.sharded}, l)
-	return (*subscription)(s), err
+	return (*channelSub)(s), err
 }
 
 // listening reports whether this client listens to an object channel that
@@ -207,67 +207,67 @@ func (f wakePolicy) engine() pubsub.Policy {
 	}
 }
 
-// waiting describes the caller of an attempt: whether it listens on the
+// waitState describes the caller of an attempt: whether it listens on the
 // object's channel (so it should announce success, if the object does
 // that), and for how long it has waited for a message.
-type waiting struct {
+type waitState struct {
 	subscribed bool
 	age        time.Duration
 }
 
-// subscription is one local waiter's or listener's share of a channel
+// channelSub is one local waiter's or listener's share of a channel
 // subscription: the engine's, with the root's method names.
-type subscription pubsub.Subscription
+type channelSub pubsub.Subscription
 
-func (s *subscription) engine() *pubsub.Subscription { return (*pubsub.Subscription)(s) }
+func (s *channelSub) engine() *pubsub.Subscription { return (*pubsub.Subscription)(s) }
 
 // ready waits until Redis confirmed the subscription, for at most d. It
 // reports whether the subscription is confirmed.
-func (s *subscription) ready(ctx context.Context, d time.Duration) bool {
+func (s *channelSub) ready(ctx context.Context, d time.Duration) bool {
 	return s.engine().Ready(ctx, d)
 }
 
 // confirmed returns a channel closed once Redis confirmed the subscription.
-func (s *subscription) confirmed() <-chan struct{} { return s.engine().Confirmed() }
+func (s *channelSub) confirmed() <-chan struct{} { return s.engine().Confirmed() }
 
 // wait blocks until a message wakes this waiter (true, nil), d passes
 // (false, nil; d <= 0: no bound), ctx ends (ctx.Err()) or the client closes
 // (ErrClientClosed). Waiters are woken in the order their subscriptions
 // joined, whatever the order of their waits.
-func (s *subscription) wait(ctx context.Context, d time.Duration) (bool, error) {
+func (s *channelSub) wait(ctx context.Context, d time.Duration) (bool, error) {
 	return s.engine().Wait(ctx, d)
 }
 
 // waitEither is wait on s and o at once (a semaphore waiter's: its object's
 // channel and its client's wake channel): a wake-up on either ends it.
-func (s *subscription) waitEither(ctx context.Context, d time.Duration, o *subscription) (bool, error) {
+func (s *channelSub) waitEither(ctx context.Context, d time.Duration, o *channelSub) (bool, error) {
 	return s.engine().WaitEither(ctx, d, o.engine())
 }
 
 // close leaves the subscription; the last one out unsubscribes in Redis.
-func (s *subscription) close() { s.engine().Close() }
+func (s *channelSub) close() { s.engine().Close() }
 
 // setTag tags the subscription (see wake.tags); once, before its first wait.
-func (s *subscription) setTag(tag string) { s.engine().SetTag(tag) }
+func (s *channelSub) setTag(tag string) { s.engine().SetTag(tag) }
 
 // passOn wakes the next local waiter, if any: called by a waiter that
 // leaves without taking the object, so that a wake-up it received, or the
 // knowledge of the holder's lease it had, is not lost to the others.
-func (s *subscription) passOn() { s.engine().PassOn() }
+func (s *channelSub) passOn() { s.engine().PassOn() }
 
 // takenSinceRelease reports whether a taken message arrived after this
 // client last released the object (see yield) and no wake-up message after
 // it: as far as this client heard, another owner took the object since and
 // still holds it.
-func (s *subscription) takenSinceRelease() bool { return s.engine().TakenSinceRelease() }
+func (s *channelSub) takenSinceRelease() bool { return s.engine().TakenSinceRelease() }
 
-// waiting describes the subscriber for an attempt; a nil subscription is
+// waitState describes the subscriber for an attempt; a nil subscription is
 // not subscribed. A subscriber that has not waited yet has age -1.
-func (s *subscription) waiting() waiting {
+func (s *channelSub) waiting() waitState {
 	if s == nil {
-		return waiting{}
+		return waitState{}
 	}
-	return waiting{subscribed: true, age: s.engine().Age()}
+	return waitState{subscribed: true, age: s.engine().Age()}
 }
 
 // listener is one local subscriber of a topic: the engine hands it

@@ -395,6 +395,12 @@ func inflightKey(clientID, name string, bounded bool) string {
 // lists of every client, kind and Drain call.
 func registryKey(name string) string { return prefixName("redisson_queue_inflight", name) }
 
+// boundedCapKey is Redisson's free-capacity counter of a bounded queue.
+func boundedCapKey(name string) string { return prefixName("redisson_bqs", name) }
+
+// boundedChannel is the counter's channel, redisson_sc:redisson_bqs:{name}.
+func boundedChannel(name string) string { return prefixName("redisson_sc", boundedCapKey(name)) }
+
 // drainKey is the in-flight list of one Drain call, call of the client
 // clientID.
 func drainKey(clientID, name, call string) string {

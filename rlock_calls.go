@@ -19,7 +19,7 @@ import (
 // waiter's acquisition is announced on the channel, and a re-entry that
 // shortens the lease tells the waiters (see lockWakePolicy). wait is the
 // caller's (< 0: none), for a kind whose identity has a waitArg.
-func (l *lockCore) acquire(ctx context.Context, lease, wait time.Duration, w waiting, got **hold) (bool, time.Duration, error) {
+func (l *lockCore) acquire(ctx context.Context, lease, wait time.Duration, w waitState, got **hold) (bool, time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.syncLost()
@@ -36,7 +36,7 @@ func (l *lockCore) acquire(ctx context.Context, lease, wait time.Duration, w wai
 }
 
 // acquireLocked is acquire with l.mu held and lost holds synced.
-func (l *lockCore) acquireLocked(ctx context.Context, lease, wait time.Duration, w waiting) (bool, time.Duration, error) {
+func (l *lockCore) acquireLocked(ctx context.Context, lease, wait time.Duration, w waitState) (bool, time.Duration, error) {
 	// A re-entry into a watchdog hold keeps the watchdog lease: a shorter
 	// PEXPIRE would let the key expire while the watchdog counts on more.
 	watched := lease == 0 || (l.hold != nil && l.hold.watched)

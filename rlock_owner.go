@@ -162,7 +162,7 @@ func (l *lockCore) reenter(ctx context.Context, h *hold, lease time.Duration, go
 	if l.hold != h {
 		return false, l.notCurrent(h)
 	}
-	ok, _, err := l.acquireLocked(ctx, lease, -1, waiting{})
+	ok, _, err := l.acquireLocked(ctx, lease, -1, waitState{})
 	switch {
 	case err != nil:
 		return false, err
@@ -292,7 +292,7 @@ func (l *lockCore) take(ctx context.Context, wait, lease time.Duration, got **ho
 		// Nobody here waits for this lock: a plain first try, with no
 		// subscription and no allocation beyond the call itself.
 		tctx, cancel := tryContext(ctx, waitEnd(start, wait))
-		ok, r, err := l.acquire(tctx, lease, wait, waiting{}, got)
+		ok, r, err := l.acquire(tctx, lease, wait, waitState{}, got)
 		cancel()
 		if err != nil || ok || wait == 0 {
 			return ok, err
@@ -305,7 +305,7 @@ func (l *lockCore) take(ctx context.Context, wait, lease time.Duration, got **ho
 	spec.what, spec.name, spec.wait = l.kind.what, l.name, wait
 	spec.recheck, spec.retry, spec.start = recheck, retry, start
 	return l.c.await(ctx, spec,
-		func(ctx context.Context, w waiting) (bool, time.Duration, error) {
+		func(ctx context.Context, w waitState) (bool, time.Duration, error) {
 			return l.acquire(ctx, lease, wait, w, got)
 		})
 }

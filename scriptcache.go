@@ -41,7 +41,7 @@ func newScripts(rdb redis.UniversalClient, topo topology, em *emitter, o Options
 // as EventScriptReloaded.
 func runnerConfig(rdb redis.UniversalClient, topo topology, em *emitter, o Options) scripting.Config {
 	cfg := scripting.Config{
-		Client:   rdb,
+		Redis:    rdb,
 		Cluster:  topo.cluster,
 		Reloaded: func(name string) { em.emit(Event{Type: EventScriptReloaded, Name: name}) },
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,22 +16,7 @@ import (
 // commandCalls returns the calls count of one command from INFO commandstats.
 func commandCalls(t testing.TB, rdb *redis.Client, cmd string) int {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_"+cmd+":") {
-			continue
-		}
-		for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_"+cmd+":"), ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.Atoi(v)
-				return n
-			}
-		}
-	}
-	return 0
+	return redistest.CommandCalls(t, rdb, cmd)
 }
 
 // In steady state no script body crosses the wire: no EVAL at all, and no

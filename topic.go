@@ -108,7 +108,7 @@ func WithErrorHandler(f func(error)) TopicOption {
 
 // TopicSubscription is one local subscriber of a topic.
 type TopicSubscription struct {
-	sub       *subscription
+	sub       *channelSub
 	l         *listener
 	stop      chan struct{}
 	done      chan struct{}

@@ -10,7 +10,7 @@ import (
 // attempt makes one try at taking something (a lock, permits). It reports
 // whether it succeeded and, when not, how long until trying again is worth
 // it: the holder's remaining lease, or a negative value when unknown.
-type attempt func(ctx context.Context, w waiting) (bool, time.Duration, error)
+type attempt func(ctx context.Context, w waitState) (bool, time.Duration, error)
 
 // waitSpec says how await waits for one object: every object that blocks
 // (locks of every kind, semaphores, latches) is one configuration of it.
@@ -75,7 +75,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 	// When local waiters are already queued the object is taken: queue
 	// behind them without a try (one round trip saved, and local order
 	// kept), but always try at least once before giving up.
-	var sub *subscription
+	var sub *channelSub
 	var queued bool
 	var yield time.Duration
 	if !s.own {
@@ -151,7 +151,7 @@ func (c *Client) await(ctx context.Context, s waitSpec, try attempt) (ok bool, e
 		return min(retry, left), left > 0
 	}
 	if sub == nil {
-		var fresh *subscription
+		var fresh *channelSub
 		if fresh, err = c.pubsub.subscribe(ctx, objectChannel{name: s.channel, plain: s.plain}, s.policy); err != nil {
 			return false, c.waitErr(s.what, s.name, err)
 		}
@@ -237,7 +237,7 @@ func boundTry(deadline time.Time, try attempt) attempt {
 	if deadline.IsZero() {
 		return try
 	}
-	return func(ctx context.Context, w waiting) (bool, time.Duration, error) {
+	return func(ctx context.Context, w waitState) (bool, time.Duration, error) {
 		tctx, cancel := tryContext(ctx, deadline)
 		defer cancel()
 		ok, retry, err := try(tctx, w)

@@ -41,10 +41,10 @@ type Object struct {
 	Plain bool
 }
 
-// Config is what a Service needs from its client. Client is required; the
+// Config is what a Service needs from its client. Redis is required; the
 // other fields may be left zero.
 type Config struct {
-	Client   redis.UniversalClient
+	Redis    redis.UniversalClient
 	Cluster  *redis.ClusterClient // the same client on Redis Cluster; nil otherwise
 	Presence string               // this client's presence channel (single node or Sentinel), "" for none: see presenceLocked
 	Mode     Mode
@@ -127,7 +127,7 @@ type Service struct {
 func New(cfg Config) *Service {
 	return &Service{
 		presence: cfg.Presence,
-		rdb:      cfg.Client,
+		rdb:      cfg.Redis,
 		cluster:  cfg.Cluster,
 		mode:     cfg.Mode,
 		health:   cfg.Health,

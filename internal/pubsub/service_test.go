@@ -21,7 +21,7 @@ func newService(t *testing.T, rdb redis.UniversalClient, linger time.Duration) (
 	t.Helper()
 	reports := make(chan Report, 64)
 	p := New(Config{
-		Client: rdb, Health: 100 * time.Millisecond, Linger: linger, Closed: errTestClosed,
+		Redis: rdb, Health: 100 * time.Millisecond, Linger: linger, Closed: errTestClosed,
 		Report: func(r Report) {
 			select {
 			case reports <- r:

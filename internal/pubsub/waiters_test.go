@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
 )
 
 // These tests drive channel entries directly, with no connection: the
@@ -36,13 +38,7 @@ func lockPolicy(payload string) Wake {
 // eventually fails the test unless cond holds within d.
 func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	redistest.Eventually(t, d, what, cond)
 }
 
 func TestPubSubWakePolicy(t *testing.T) {

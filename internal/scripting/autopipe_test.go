@@ -19,106 +19,15 @@ import (
 // caller can tell its own reply from another's.
 var apIncr = New("test_incr", "local n = redis.call('incr', KEYS[1]) return {n, ARGV[1]}\n")
 
-// apHook counts the EVALSHAs a go-redis client sends alone and in
-// pipelines, and can hold plain EVALSHAs after their reply (hold), so that
-// the lane they occupy stays busy and the calls after them queue.
-type apHook struct {
-	plain     atomic.Int64 // EVALSHA sent as a command of its own
-	pipelines atomic.Int64 // pipelines with at least one EVALSHA
-	piped     atomic.Int64 // EVALSHAs in them
-	held      atomic.Int64 // plain EVALSHAs waiting on the gate now
-
-	mu   sync.Mutex
-	gate chan struct{} // non-nil: plain EVALSHAs wait for it to close
-	keys map[string]int
-}
-
-func newAPHook() *apHook { return &apHook{keys: map[string]int{}} }
-
-// hold makes the plain EVALSHAs from now on wait, after their reply, until
-// the returned function is called.
-func (h *apHook) hold() (release func()) {
-	ch := make(chan struct{})
-	h.mu.Lock()
-	h.gate = ch
-	h.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			h.mu.Lock()
-			h.gate = nil
-			h.mu.Unlock()
-			close(ch)
-		})
-	}
-}
-
-func (h *apHook) saw(cmd redis.Cmder) {
-	args := cmd.Args()
-	if len(args) > 3 {
-		if k, ok := args[3].(string); ok {
-			h.mu.Lock()
-			h.keys[k]++
-			h.mu.Unlock()
-		}
-	}
-}
-
-// sent returns how many EVALSHAs with first key k the client sent.
-func (h *apHook) sent(k string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.keys[k]
-}
-
-func (h *apHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *apHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() != "evalsha" {
-			return next(ctx, cmd)
-		}
-		h.plain.Add(1)
-		h.saw(cmd)
-		err := next(ctx, cmd)
-		h.mu.Lock()
-		gate := h.gate
-		h.mu.Unlock()
-		if gate != nil {
-			h.held.Add(1)
-			<-gate
-			h.held.Add(-1)
-		}
-		return err
-	}
-}
-
-func (h *apHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		n := 0
-		for _, c := range cmds {
-			if c.Name() == "evalsha" {
-				n++
-				h.saw(c)
-			}
-		}
-		if n > 0 {
-			h.pipelines.Add(1)
-			h.piped.Add(int64(n))
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // apRunner returns a Runner on a fresh server whose go-redis client has an
-// apHook, its auto-pipeline allowing lanes sends in flight.
-func apRunner(t *testing.T, lanes int) (*Runner, *redis.Client, *apHook) {
+// EvalHook, its auto-pipeline allowing lanes sends in flight.
+func apRunner(t *testing.T, lanes int) (*Runner, *redis.Client, *redistest.EvalHook) {
 	t.Helper()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	h := newAPHook()
+	h := redistest.NewEvalHook()
 	rdb.AddHook(h)
-	return NewRunner(Config{Client: rdb, Lanes: lanes}), rdb, h
+	return NewRunner(Config{Redis: rdb, Lanes: lanes}), rdb, h
 }
 
 // recvErr receives from ch, failing the test after 10s.
@@ -149,15 +58,15 @@ func apCall(ctx context.Context, r *Runner, key, arg string) (int64, error) {
 // queueCalls starts n apCalls on keys prefix:0..n-1 while the lanes are held,
 // waits until they all queue, and returns their results' channel (one per
 // call, in no order) and the release of the lanes.
-func queueCalls(t *testing.T, ctx context.Context, r *Runner, h *apHook, prefix string, n int) (chan error, func()) {
+func queueCalls(t *testing.T, ctx context.Context, r *Runner, h *redistest.EvalHook, prefix string, n int) (chan error, func()) {
 	t.Helper()
 	lanes := r.pipe.lanes
-	release := h.hold()
+	release := h.Hold()
 	t.Cleanup(release)
 	for i := range lanes {
 		go func() { _, _ = apCall(ctx, r, fmt.Sprintf("%s:lane%d", prefix, i), "lane") }()
 	}
-	eventually(t, 10*time.Second, "the lanes' calls held", func() bool { return h.held.Load() == int64(lanes) })
+	eventually(t, 10*time.Second, "the lanes' calls held", func() bool { return h.Held.Load() == int64(lanes) })
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
@@ -189,10 +98,10 @@ func TestAutoPipeBatchesQueuedCalls(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if got := h.pipelines.Load(); got != 1 {
+	if got := h.Pipelines.Load(); got != 1 {
 		t.Errorf("pipelines sent: %d, want 1", got)
 	}
-	if got := h.piped.Load(); got != n {
+	if got := h.Piped.Load(); got != n {
 		t.Errorf("EVALSHAs pipelined: %d, want %d", got, n)
 	}
 	if st := r.pipe.stats(); st.pipelines != 1 || st.batched != n || st.queued != 0 {
@@ -231,7 +140,7 @@ func TestAutoPipeCancelledWhileQueuedNeverSent(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if n := h.sent("ap:cancelled"); n != 0 {
+	if n := h.Sent("ap:cancelled"); n != 0 {
 		t.Errorf("the cancelled call was sent %d times", n)
 	}
 	if n, err := rdb.Exists(ctx, "ap:cancelled").Result(); err != nil || n != 0 {
@@ -257,10 +166,10 @@ func TestAutoPipeCancelledAfterTaken(t *testing.T) {
 			if _, err := apCall(ctx, r, "ap:warm", "warm"); err != nil {
 				t.Fatal(err)
 			}
-			release := h.hold()
+			release := h.Hold()
 			t.Cleanup(release)
 			go func() { _, _ = apCall(ctx, r, "ap:taken:lane", "lane") }()
-			eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+			eventually(t, 10*time.Second, "the lane held", func() bool { return h.Held.Load() == 1 })
 			a := r.pipe
 			errs := make([]chan error, len(tc.cancel))
 			cancels := make([]context.CancelFunc, len(tc.cancel))
@@ -295,7 +204,7 @@ func TestAutoPipeCancelledAfterTaken(t *testing.T) {
 				switch {
 				case cancelled && (!errors.Is(err, context.Canceled) || MayHaveRun(err)):
 					t.Errorf("cancelled call %d: %v; want context.Canceled, not sent", i, err)
-				case cancelled && (h.sent(k) != 0 || rdb.Exists(ctx, k).Val() != 0):
+				case cancelled && (h.Sent(k) != 0 || rdb.Exists(ctx, k).Val() != 0):
 					t.Errorf("cancelled call %d was sent", i)
 				case !cancelled && err != nil:
 					t.Errorf("live call %d: %v", i, err)
@@ -334,7 +243,7 @@ func TestAutoPipeNoScriptInsideBatch(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if h.pipelines.Load() == 0 {
+	if h.Pipelines.Load() == 0 {
 		t.Error("no pipeline formed")
 	}
 	// The two lane calls and the batch meet NOSCRIPT; they share loads.
@@ -356,9 +265,9 @@ func TestAutoPipeErrorsGoToTheirCaller(t *testing.T) {
 			rdb.RPush(ctx, "ap:err:"+strconv.Itoa(i), "x")
 		}
 	}
-	release := h.hold()
+	release := h.Hold()
 	go func() { _, _ = apCall(ctx, r, "ap:err:lane", "lane") }()
-	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.Held.Load() == 1 })
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -376,8 +285,8 @@ func TestAutoPipeErrorsGoToTheirCaller(t *testing.T) {
 			t.Errorf("call %d: %v; want WRONGTYPE exactly for the odd calls", i, err)
 		}
 	}
-	if h.pipelines.Load() != 1 {
-		t.Errorf("pipelines: %d, want 1", h.pipelines.Load())
+	if h.Pipelines.Load() != 1 {
+		t.Errorf("pipelines: %d, want 1", h.Pipelines.Load())
 	}
 }
 
@@ -388,17 +297,17 @@ func TestAutoPipeResentBatch(t *testing.T) {
 	proxy := redistest.NewProxy(t, srv.Addr())
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: 3})
 	t.Cleanup(func() { rdb.Close() })
-	h := newAPHook()
+	h := redistest.NewEvalHook()
 	rdb.AddHook(h)
-	r := NewRunner(Config{Client: rdb, Lanes: 1})
+	r := NewRunner(Config{Redis: rdb, Lanes: 1})
 	ctx := testCtx(t, 30*time.Second)
 	if _, err := apCall(ctx, r, "ap:warm", "warm"); err != nil {
 		t.Fatal(err)
 	}
 	const n = 8
-	release := h.hold()
+	release := h.Hold()
 	go func() { _, _ = apCall(ctx, r, "ap:resend:lane", "lane") }()
-	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.Held.Load() == 1 })
 	vals := make([]int64, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -426,8 +335,8 @@ func TestAutoPipeResentBatch(t *testing.T) {
 			t.Errorf("%s: reply %d, %v; stored %d; want the resend's reply 2", k, vals[i], errs[i], stored)
 		}
 	}
-	if h.pipelines.Load() != 1 {
-		t.Errorf("pipelines seen by the hook: %d, want 1 (go-redis resends inside it)", h.pipelines.Load())
+	if h.Pipelines.Load() != 1 {
+		t.Errorf("pipelines seen by the hook: %d, want 1 (go-redis resends inside it)", h.Pipelines.Load())
 	}
 }
 
@@ -437,9 +346,9 @@ func TestAutoPipeResentBatch(t *testing.T) {
 func TestAutoPipeCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	cc := cl.Client(t)
-	h := newAPHook()
+	h := redistest.NewEvalHook()
 	cc.AddHook(h)
-	r := NewRunner(Config{Client: cc, Cluster: cc, Lanes: 1})
+	r := NewRunner(Config{Redis: cc, Cluster: cc, Lanes: 1})
 	ctx := testCtx(t, 60*time.Second)
 	if _, err := apCall(ctx, r, "ap:warm", "warm"); err != nil {
 		t.Fatal(err)
@@ -452,8 +361,8 @@ func TestAutoPipeCluster(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if h.pipelines.Load() != 1 || h.piped.Load() < n {
-		t.Errorf("pipelines %d carrying %d EVALSHAs; want 1 carrying at least %d", h.pipelines.Load(), h.piped.Load(), n)
+	if h.Pipelines.Load() != 1 || h.Piped.Load() < n {
+		t.Errorf("pipelines %d carrying %d EVALSHAs; want 1 carrying at least %d", h.Pipelines.Load(), h.Piped.Load(), n)
 	}
 	var nodes sync.Map
 	for i := range n {
@@ -548,10 +457,10 @@ func TestAutoPipePanickingHook(t *testing.T) {
 	if _, err := apCall(ctx, r, "ap:warm", "warm"); err != nil {
 		t.Fatal(err)
 	}
-	release := h.hold()
+	release := h.Hold()
 	t.Cleanup(release)
 	go func() { _, _ = apCall(ctx, r, "ap:panic:lane", "lane") }()
-	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.Held.Load() == 1 })
 	const n = 4
 	errs := make(chan error, n)
 	var panics atomic.Int64

@@ -16,7 +16,7 @@ import (
 func TestClusterLoadOnEveryMaster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3, 0)
 	cc := cl.Client(t)
-	r := NewRunner(Config{Client: cc, Cluster: cc})
+	r := NewRunner(Config{Redis: cc, Cluster: cc})
 	ctx := testCtx(t, time.Minute)
 	if _, err := apCall(ctx, r, "cl:warm", "warm"); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestClusterLoadOnEveryMaster(t *testing.T) {
 		t.Errorf("%d load flights after SCRIPT FLUSH; want 1", n)
 	}
 	for i, n := range nodes {
-		if got := commandCalls(t, n, "script|load"); got != 1 {
+		if got := redistest.CommandCalls(t, n, "script|load"); got != 1 {
 			t.Errorf("master %s: SCRIPT LOAD called %d times; want 1", cl.Masters(t)[i], got)
 		}
 	}

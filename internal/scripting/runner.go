@@ -28,9 +28,9 @@ import (
 
 // Config is what a Runner works with.
 type Config struct {
-	// Client sends every command.
-	Client redis.UniversalClient
-	// Cluster is Client as a Cluster client, nil on a single node or
+	// Redis sends every command.
+	Redis redis.UniversalClient
+	// Cluster is Redis as a Cluster client, nil on a single node or
 	// Sentinel: loads then go to every master, and RunWait follows
 	// redirections itself.
 	Cluster *redis.ClusterClient
@@ -65,9 +65,9 @@ type Runner struct {
 
 // NewRunner returns a Runner working as cfg says. It does no I/O.
 func NewRunner(cfg Config) *Runner {
-	r := &Runner{rdb: cfg.Client, cluster: cfg.Cluster, countTrips: cfg.CountTrips, reloaded: cfg.Reloaded}
+	r := &Runner{rdb: cfg.Redis, cluster: cfg.Cluster, countTrips: cfg.CountTrips, reloaded: cfg.Reloaded}
 	if cfg.Lanes > 0 {
-		r.pipe = newAutoPipe(cfg.Client, cfg.Lanes)
+		r.pipe = newAutoPipe(cfg.Redis, cfg.Lanes)
 	}
 	return r
 }

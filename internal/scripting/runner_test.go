@@ -4,36 +4,13 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// commandCalls returns the calls count of one command from INFO commandstats.
-func commandCalls(t testing.TB, rdb *redis.Client, cmd string) int {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_"+cmd+":") {
-			continue
-		}
-		for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_"+cmd+":"), ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				n, _ := strconv.Atoi(v)
-				return n
-			}
-		}
-	}
-	return 0
-}
 
 // tripKey is the context key of a test call's round-trip counter.
 type tripKey struct{}
@@ -59,7 +36,7 @@ func TestRunLoadsOnNoScript(t *testing.T) {
 	rdb := srv.Client(t)
 	var reloaded []string
 	var mu sync.Mutex
-	r := NewRunner(Config{Client: rdb, Lanes: 4, CountTrips: countTrips, Reloaded: func(name string) {
+	r := NewRunner(Config{Redis: rdb, Lanes: 4, CountTrips: countTrips, Reloaded: func(name string) {
 		mu.Lock()
 		reloaded = append(reloaded, name)
 		mu.Unlock()
@@ -88,7 +65,7 @@ func TestRunLoadsOnNoScript(t *testing.T) {
 	if len(reloaded) != 2 || reloaded[0] != "test_echo" || r.stats().loads != 2 {
 		t.Errorf("reloads %v, loads %d; want test_echo twice", reloaded, r.stats().loads)
 	}
-	if n := commandCalls(t, rdb, "eval"); n != 0 {
+	if n := redistest.CommandCalls(t, rdb, "eval"); n != 0 {
 		t.Errorf("EVAL called %d times; want 0", n)
 	}
 }
@@ -104,7 +81,7 @@ func TestRunNotSentOnEndedContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &notSent) || MayHaveRun(err) {
 		t.Errorf("call on an ended context: %v; want context.Canceled, not sent", err)
 	}
-	if h.plain.Load() != 0 || h.pipelines.Load() != 0 {
+	if h.Plain.Load() != 0 || h.Pipelines.Load() != 0 {
 		t.Error("a call on an ended context was sent")
 	}
 }
@@ -172,8 +149,8 @@ func TestRunPipelinedReloads(t *testing.T) {
 	if r.stats().loads != 2 { // the first round's, and the one after the flush
 		t.Errorf("SCRIPT LOADs: %d, want 2", r.stats().loads)
 	}
-	if h.pipelines.Load() != 4 {
-		t.Errorf("pipelines: %d, want 4 (each round, and its retry)", h.pipelines.Load())
+	if h.Pipelines.Load() != 4 {
+		t.Errorf("pipelines: %d, want 4 (each round, and its retry)", h.Pipelines.Load())
 	}
 }
 
@@ -209,10 +186,10 @@ func TestAutoPipeRoundTrips(t *testing.T) {
 	if _, err := apCall(ctx, r, "rt:warm", "warm"); err != nil {
 		t.Fatal(err)
 	}
-	release := h.hold()
+	release := h.Hold()
 	t.Cleanup(release)
 	go func() { _, _ = apCall(ctx, r, "rt:lane", "lane") }()
-	eventually(t, 10*time.Second, "the lane held", func() bool { return h.held.Load() == 1 })
+	eventually(t, 10*time.Second, "the lane held", func() bool { return h.Held.Load() == 1 })
 	const n = 4
 	trips := make([]*atomic.Int32, n)
 	var wg sync.WaitGroup
@@ -241,8 +218,8 @@ func TestAutoPipeRoundTrips(t *testing.T) {
 	}
 	release()
 	wg.Wait()
-	if h.pipelines.Load() != 1 {
-		t.Fatalf("pipelines: %d, want 1", h.pipelines.Load())
+	if h.Pipelines.Load() != 1 {
+		t.Fatalf("pipelines: %d, want 1", h.Pipelines.Load())
 	}
 	for i, tr := range trips {
 		if tr.Load() != 1 {
