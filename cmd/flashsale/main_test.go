@@ -198,7 +198,7 @@ func TestReadmeDemoCommand(t *testing.T) {
 	first, _, _ := strings.Cut(after, "\n")
 	line, _, _ := strings.Cut(first, "#")
 	line = strings.TrimSpace(line)
-	if line != "cd cmd && go run ./flashsale" {
+	if line != "make demo" {
 		t.Errorf("README's first command is %q; this test expects the demo's", line)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
