@@ -1,7 +1,18 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check test-adapters test-modules test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+.PHONY: demo test check test-adapters test-modules test-install test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+
+# Every target builds each module with that module's own build list. The
+# committed go.work (for editors and hand-run commands) joins the six modules
+# into one build list with the highest version any of them asks for, which
+# would move the root off the oldest go-redis it supports; so the root's
+# commands here run with no workspace (GOWORK=off, exported to every recipe,
+# the scratch copies of test-newest included), and a sub-module's run through
+# .ci/inmodule, a one-module workspace that takes the root (and redissonotel)
+# from this tree, as the replace lines in go.mod once did.
+export GOWORK := off
+IN = .ci/inmodule
 
 # go.mod requires the oldest go-redis the module builds and passes its tests
 # with, so the main run of make test is at that end. The newest end is two
@@ -15,7 +26,7 @@ NEWEST_GO ?= go1.27.3
 # The demos are the module cmd/, so that the library's module takes no
 # OpenTelemetry dependency (their -metrics flag serves Prometheus text).
 demo:
-	cd cmd && $(GO) run ./flashsale
+	$(IN) cmd $(GO) run ./flashsale
 
 # test is the whole suite, set-up included: the tests start their own
 # redis-server processes (installing redis-server with apt-get when it is
@@ -25,21 +36,32 @@ demo:
 test: check
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
-	cd bench && $(GO) run . -short
+	$(IN) bench $(GO) run . -short
 	$(MAKE) --no-print-directory test-adapters
 	$(MAKE) --no-print-directory test-modules
+	$(MAKE) --no-print-directory test-install
 	$(MAKE) --no-print-directory test-newest
 
 # test-adapters vets and tests the framework adapters, each its own module.
 test-adapters:
-	cd httplimit/ginlimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd httplimit/echolimit && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	$(IN) httplimit/ginlimit sh -c '$(GO) vet ./... && $(GO) test -race -count=1 ./...'
+	$(IN) httplimit/echolimit sh -c '$(GO) vet ./... && $(GO) test -race -count=1 ./...'
 
 # test-modules vets and tests the OpenTelemetry module and the demos, each
 # its own module (they depend on OpenTelemetry; the library does not).
 test-modules:
-	cd redissonotel && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
-	cd cmd && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
+	$(IN) redissonotel sh -c '$(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...'
+	$(IN) cmd sh -c '$(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...'
+
+# test-install does what a user does: it publishes every module of the tree
+# (the working tree, uncommitted changes included) at the version the others
+# require into a module proxy in a temporary directory, then, outside the
+# tree and with no workspace, builds a module importing each published
+# package and go-installs redissonctl at that version and runs it. A replace
+# left in a published go.mod, or a require of a version not published, fails
+# it.
+test-install:
+	.ci/install-check
 
 # test-newest runs vet and the tests (no soak, no benchmarks, no -race) at
 # the newest end of both ranges at once: NEWEST_GOREDIS built with the
@@ -74,20 +96,20 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
-	cd redissonotel && $(GO) vet ./...
-	cd cmd && $(GO) vet ./...
+	$(IN) bench $(GO) vet ./...
+	$(IN) redissonotel $(GO) vet ./...
+	$(IN) cmd $(GO) vet ./...
 
 # bench runs the side-by-side suite (bench/, its own module) against
 # redislock, redsync, redis_rate and ulule/limiter, with full settings
 # (several minutes); it prints Markdown tables.
 bench:
-	cd bench && $(GO) run .
+	$(IN) bench $(GO) run .
 
 # bench-short runs every scenario of the suite once, briefly: it fails only
 # when a scenario fails, never on speed.
 bench-short:
-	cd bench && $(GO) run . -short
+	$(IN) bench $(GO) run . -short
 
 # bench-pkg runs the package benchmarks for real numbers.
 bench-pkg:

@@ -2,13 +2,11 @@ module github.com/goredisson/redisson/bench
 
 go 1.26.0
 
-replace github.com/goredisson/redisson => ../
-
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/go-redsync/redsync/v4 v4.18.1
-	github.com/goredisson/redisson v0.0.0
+	github.com/goredisson/redisson v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/ulule/limiter/v3 v3.11.2

@@ -2,15 +2,10 @@ module github.com/goredisson/redisson/cmd
 
 go 1.26.0
 
-replace (
-	github.com/goredisson/redisson => ../
-	github.com/goredisson/redisson/redissonotel => ../redissonotel
-)
-
 require (
 	github.com/google/uuid v1.6.0
-	github.com/goredisson/redisson v0.0.0-00010101000000-000000000000
-	github.com/goredisson/redisson/redissonotel v0.0.0-00010101000000-000000000000
+	github.com/goredisson/redisson v0.1.0
+	github.com/goredisson/redisson/redissonotel v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/otlptranslator v1.0.0
 	github.com/redis/go-redis/v9 v9.17.2

@@ -3,7 +3,7 @@ module github.com/goredisson/redisson/httplimit/echolimit
 go 1.26.0
 
 require (
-	github.com/goredisson/redisson v0.0.0
+	github.com/goredisson/redisson v0.1.0
 	github.com/labstack/echo/v4 v4.16.5
 )
 
@@ -29,5 +29,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
-
-replace github.com/goredisson/redisson => ../..

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/gin-gonic/gin v1.12.0
-	github.com/goredisson/redisson v0.0.0
+	github.com/goredisson/redisson v0.1.0
 )
 
 require (
@@ -49,5 +49,3 @@ require (
 	golang.org/x/text v0.34.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )
-
-replace github.com/goredisson/redisson => ../..
