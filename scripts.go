@@ -67,9 +67,13 @@ var (
 	scriptRateAvailable = mustScript("ratelimit_available")
 	scriptRateUndo      = mustScript("ratelimit_undo")
 
-	// The limiters of this library only (fixedwindow.go, gcra.go).
-	scriptFixedWindow = mustScript("fixed_window")
-	scriptGCRA        = mustScript("gcra")
+	// The limiters of this library only (fixedwindow.go, gcra.go): a
+	// decision, a look without spending (peek) and the one reset both use.
+	scriptFixedWindow     = mustScript("fixed_window")
+	scriptFixedWindowPeek = mustScript("fixed_window_peek")
+	scriptGCRA            = mustScript("gcra")
+	scriptGCRAPeek        = mustScript("gcra_peek")
+	scriptKeyedReset      = mustScript("keyed_reset")
 
 	// BloomFilter (bloomfilter.go): Redisson's RBloomFilter. All four join
 	// prelude_bloom_config.
