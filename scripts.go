@@ -102,7 +102,8 @@ var (
 	scriptIDGenNext = mustScript("idgen_next")
 
 	// Inspection (inspect*.go): read-only views for operators, whoever
-	// holds the object. inspect_ratelimit joins prelude_ratelimit_log.
+	// holds the object. inspect_ratelimit joins prelude_ratelimit_log;
+	// inspect_key and inspect_keyed join prelude_keyed_shape.
 	scriptInspectLock      = mustScript("inspect_lock")
 	scriptInspectValue     = mustScript("inspect_value")
 	scriptInspectPermits   = mustScript("inspect_permits")
@@ -111,6 +112,7 @@ var (
 	scriptInspectKey       = mustScript("inspect_key")
 	scriptInspectQueue     = mustScript("inspect_queue")
 	scriptInspectMapCache  = mustScript("inspect_mapcache")
+	scriptInspectKeyed     = mustScript("inspect_keyed")
 
 	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
 	// three list scripts join prelude_list.
