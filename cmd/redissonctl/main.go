@@ -1,19 +1,28 @@
 // Command redissonctl inspects the distributed objects of redisson for Go
 // and Java's Redisson in a Redis deployment: who holds a lock, for how long,
-// who waits; semaphores, latches, rate limiters, buckets and maps; the keys
-// of every object; and, when a holder is stuck, force-unlocks a lock.
+// who waits (a fair lock's queue one by one; for a plain lock the waiting
+// clients its channel's PUBSUB NUMSUB counts); semaphores, latches, rate
+// limiters, a keyed limiter's identities, buckets, maps and queues (values
+// as JSON); the keys of every object; and, when a holder is stuck,
+// force-unlocks a lock, or gives a keyed limiter's identity a full
+// allowance back.
 //
 // Usage:
 //
 //	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue NAME
+//	redissonctl [flags] inspect limiter NAME KEY
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
+//	redissonctl [flags] reset limiter NAME KEY
 //	redissonctl [flags] watch lock|fairlock|rwlock NAME
 //
-// Flags may come before or after the command. Run redissonctl -h for the
-// flags and the exit codes: 0 ok, 1 error talking to Redis, 2 bad usage (also
-// a key holding another kind of object), 3 not found or not held, 4
-// force-unlock refused.
+// Connection flags follow redis-cli's: -h HOST, -p PORT, -a PASSWORD, -n DB
+// and -u redis[s]://[[user]:password@]host[:port][/db], which overrides the
+// others whatever the order. Help is --help, as in redis-cli, since -h is
+// the host (-h alone still prints it). Flags may come before or after the
+// command. Exit codes: 0 ok, 1 error talking to Redis, 2 bad usage (also a
+// key holding another kind of object), 3 not found or not held, 4
+// force-unlock or reset refused. docs/redissonctl.md is the full manual.
 package main
 
 import (
