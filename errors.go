@@ -113,8 +113,9 @@ var (
 
 // Errors of keyed rate limiters.
 var (
-	// ErrEmptyKey is returned by KeyedLimiter.Allow for an empty identity key.
-	// Redis is left unchanged.
+	// ErrEmptyKey is returned by KeyedLimiter's Allow, Peek and Reset, and
+	// by Client.InspectKeyedLimiter, for an empty identity key. Redis is
+	// left unchanged.
 	ErrEmptyKey = errors.New("redisson: empty rate limit key")
 )
 

@@ -92,3 +92,42 @@ func (l *FixedWindowLimiter) Allow(ctx context.Context, key string, n int64) (d 
 	}
 	return decisionReply(fixedWindowKind, l.name, l.limit, v)
 }
+
+// Peek reports the identity key's state without spending anything: the
+// decision Allow(ctx, key, 1) would make now (see KeyedLimiter.Peek). It
+// is one read-only script call; an identity without state has a full
+// allowance (the limit).
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrWrongType when the identity's key holds another Redis
+// type (or a string that is not this limiter's state), ErrEmptyName,
+// ErrClientClosed, or a Redis error. It never writes to Redis.
+func (l *FixedWindowLimiter) Peek(ctx context.Context, key string) (d RateDecision, err error) {
+	ctx, rec := l.begin(ctx, opRatePeek)
+	defer func() { rec.end(err, OutcomeOK) }()
+	if err := checkKey(l.c, fixedWindowKind, l.name, l.badConfig, key); err != nil {
+		return RateDecision{}, err
+	}
+	k := identityKey(l.name, key)
+	v, err := l.c.scripts.run(ctx, scriptFixedWindowPeek, []string{k}, l.limitArg, l.windowArg).Result()
+	if err != nil {
+		return RateDecision{}, objectErr(fixedWindowKind, k, err)
+	}
+	return decisionReply(fixedWindowKind, l.name, l.limit, v)
+}
+
+// Reset forgets the identity key's state (deletes <name>:{<key>}), so that
+// its next Allow has a full allowance (the limit); see KeyedLimiter.Reset. It
+// does not depend on the configuration beyond its validity: any handle
+// with the limiter's name resets it. One script call; an identity without
+// state is no error.
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrWrongType when the key holds another Redis type or a
+// string that is not digits (Redis is then unchanged), ErrEmptyName,
+// ErrClientClosed, or a Redis error.
+func (l *FixedWindowLimiter) Reset(ctx context.Context, key string) (err error) {
+	ctx, rec := l.begin(ctx, opRateReset)
+	defer func() { rec.end(err, OutcomeOK) }()
+	return resetIdentity(ctx, l.c, fixedWindowKind, l.name, l.badConfig, key)
+}

@@ -105,3 +105,42 @@ func (l *GCRALimiter) Allow(ctx context.Context, key string, n int64) (d RateDec
 	}
 	return decisionReply(gcraKind, l.name, l.burst, v)
 }
+
+// Peek reports the identity key's state without spending anything: the
+// decision Allow(ctx, key, 1) would make now (see KeyedLimiter.Peek). It
+// is one read-only script call; an identity without state has a full
+// allowance (the burst).
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrWrongType when the identity's key holds another Redis
+// type (or a string that is not this limiter's state), ErrEmptyName,
+// ErrClientClosed, or a Redis error. It never writes to Redis.
+func (l *GCRALimiter) Peek(ctx context.Context, key string) (d RateDecision, err error) {
+	ctx, rec := l.begin(ctx, opRatePeek)
+	defer func() { rec.end(err, OutcomeOK) }()
+	if err := checkKey(l.c, gcraKind, l.name, l.badConfig, key); err != nil {
+		return RateDecision{}, err
+	}
+	k := identityKey(l.name, key)
+	v, err := l.c.scripts.run(ctx, scriptGCRAPeek, []string{k}, l.intervalArg, l.burstArg).Result()
+	if err != nil {
+		return RateDecision{}, objectErr(gcraKind, k, err)
+	}
+	return decisionReply(gcraKind, l.name, l.burst, v)
+}
+
+// Reset forgets the identity key's state (deletes <name>:{<key>}), so that
+// its next Allow has a full allowance (the burst); see KeyedLimiter.Reset. It
+// does not depend on the configuration beyond its validity: any handle
+// with the limiter's name resets it. One script call; an identity without
+// state is no error.
+//
+// It returns ErrInvalidRate for an invalid configuration, ErrEmptyKey for
+// an empty key, ErrWrongType when the key holds another Redis type or a
+// string that is not digits (Redis is then unchanged), ErrEmptyName,
+// ErrClientClosed, or a Redis error.
+func (l *GCRALimiter) Reset(ctx context.Context, key string) (err error) {
+	ctx, rec := l.begin(ctx, opRateReset)
+	defer func() { rec.end(err, OutcomeOK) }()
+	return resetIdentity(ctx, l.c, gcraKind, l.name, l.badConfig, key)
+}

@@ -62,10 +62,20 @@ type LockInfo struct {
 	// Queue is the first InspectQueueLimit fair-lock waiters, in turn order.
 	Queue []FairWaiter `json:"queue,omitempty"`
 	// Subscribers counts the connections subscribed to the lock's unlock
-	// channel (PUBSUB NUMSUB, or SHARDNUMSUB in sharded mode on Cluster):
-	// the processes that wait or may soon wait. A fair lock's waiters
+	// channel, Channel (PUBSUB NUMSUB, or SHARDNUMSUB in sharded mode on
+	// Cluster). For a Lock or ReadWriteLock it is what Redis can say of the
+	// waiters, which queue nowhere in Redis: the number of client processes
+	// waiting, since only waiters subscribe and each client subscribes once
+	// however many of its goroutines (this library: one pub/sub connection
+	// per Client, per master when sharded) or threads (a Java
+	// RedissonClient) wait. A Client keeps the subscription for
+	// Options.SubscriptionLinger (2s by default) after its last waiter
+	// left, so a count may include a client that waited just before; the
+	// number of goroutines or threads waiting in each client is not in
+	// Redis. A fair lock's waiters are listed one by one in Queue and
 	// listen on channels of their own (FairWaiter.Subscribed).
-	Subscribers int64 `json:"subscribers"`
+	Subscribers int64  `json:"subscribers"`
+	Channel     string `json:"channel"`
 	// ServerTime is the Redis server's clock when the state was read; the
 	// deadlines of the waiters are on that clock.
 	ServerTime time.Time `json:"server_time"`
@@ -169,7 +179,7 @@ func (c *Client) inspectLock(ctx context.Context, kind, name, channel string, fa
 	if err != nil {
 		return LockInfo{}, objectErr(kind, name, err)
 	}
-	info.Subscribers = subs[0]
+	info.Subscribers, info.Channel = subs[0], channel
 	for i := range info.Queue {
 		info.Queue[i].Subscribed = subs[i+1] > 0
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +43,17 @@ const (
 	// its window ({name}:value, {name}:permits and their per-client forms).
 	KindRateLimiter      ObjectKind = "ratelimiter"
 	KindRateLimiterState ObjectKind = "ratelimiter-state"
+	// KindFixedWindowLimiter and KindGCRALimiter are one identity's state
+	// of a keyed limiter, the string <name>:{<key>} with an expiry: a
+	// FixedWindowLimiter's count (any decimal string below 2^53), or a
+	// GCRALimiter's TAT (a time in µs that agrees with the key's expiry).
+	// Name is the limiter's name, Identity the key: the key is split at
+	// its last ":{", so a name containing ":{" is listed whole while an
+	// identity containing it is not. A Bucket or AtomicLong named so that
+	// holds a number with a TTL is listed as a fixed window (the key alone
+	// does not say which). Client.InspectKeyedLimiter reads one.
+	KindFixedWindowLimiter ObjectKind = "fixedwindow-limiter"
+	KindGCRALimiter        ObjectKind = "gcra-limiter"
 	// KindBloomConfig is a BloomFilter's {name}:config, KindIDAllocation an
 	// IdGenerator's {name}:allocation.
 	KindBloomConfig  ObjectKind = "bloom-config"
@@ -104,7 +114,7 @@ const (
 	// their Name is the queue's destination.
 	KindDelayDeadlines ObjectKind = "delay-deadlines"
 	KindDelayPending   ObjectKind = "delay-pending"
-	// KindValue is a string at a name of its own: a Bucket, AtomicLong,
+	// KindValue is any other string at a name of its own: a Bucket, AtomicLong,
 	// Semaphore, PermitExpirableSemaphore count, CountDownLatch, BloomFilter
 	// bitmap or IdGenerator (the key alone does not say which).
 	KindValue ObjectKind = "value"
@@ -123,6 +133,9 @@ type ObjectInfo struct {
 	Key  string     `json:"key"`
 	Name string     `json:"name"`
 	Kind ObjectKind `json:"kind"`
+	// Identity is a keyed limiter entry's identity key (KindFixedWindowLimiter,
+	// KindGCRALimiter); "" for other kinds.
+	Identity string `json:"identity,omitempty"`
 	// Type is the key's Redis type ("hash", "string", "zset", ...).
 	Type string `json:"type"`
 	// TTL is the remaining time to live; 0 with NoExpiry for a key
@@ -301,149 +314,10 @@ func describeKeys(ctx context.Context, n scanNode, keys []string) ([]ObjectInfo,
 			o.NoExpiry = true
 		}
 		o.Kind, o.Name = kindOf(k, typ, shape)
+		if o.Kind == KindFixedWindowLimiter || o.Kind == KindGCRALimiter {
+			o.Name, o.Identity = splitIdentityKey(k)
+		}
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// The key prefixes of docs/keys.md: prefixName(prefix, name).
-var prefixKinds = []struct {
-	prefix string
-	kind   ObjectKind
-}{
-	{"redisson_lock_token:", KindFencingCounter},
-	{"redisson_lock_queue:", KindFairQueue},
-	{"redisson_lock_timeout:", KindFairDeadlines},
-	{"redisson_lock_alive:", KindFairLiveness},
-	{"redisson_delay_queue_timeout:", KindDelayDeadlines},
-	{"redisson_delay_queue:", KindDelayPending},
-	{"redisson__timeout__set:", KindMapCacheExpiry},
-	{"redisson__idle__set:", KindMapCacheIdle},
-	{"redisson__map_cache__last_access__set:", KindMapCacheAccess},
-	{"redisson__cache_updates_log:", KindLocalCacheUpdates},
-	{"redisson_bqs:", KindQueueCapacity},
-	{"redisson_queue_inflight:", KindQueueInFlight},
-	{"redisson_bqueue_inflight:", KindQueueInFlight},
-	{"redisson_queue_drain:", KindQueueDrain},
-	{"redisson_unlock_latch:", KindBookkeeping},
-	{"redisson_sc_queue:", KindBookkeeping},
-	{"redisson_sc_waiters:", KindBookkeeping},
-	{"redisson_sc_call:", KindBookkeeping},
-	{"redisson_permit_latch:", KindBookkeeping},
-	{"redisson_countdownlatch_call:", KindBookkeeping},
-	{"redisson_al_call:", KindBookkeeping},
-}
-
-// kindOf names the object and kind of key, whose Redis type is typ and
-// whose hash shape (inspect_key) is shape.
-func kindOf(key, typ, shape string) (ObjectKind, string) {
-	for _, p := range prefixKinds {
-		if rest, ok := strings.CutPrefix(key, p.prefix); ok {
-			if p.kind == KindQueueInFlight && typ == "zset" {
-				return KindQueueInFlightRegistry, tagOf(rest)
-			}
-			return p.kind, tagOf(rest)
-		}
-	}
-	if strings.Contains(key, ":rwlock_timeout:") && typ == "string" {
-		return KindReadLease, tagOf(key)
-	}
-	if name, ok := clearCounterName(key); ok && typ == "string" {
-		return KindLocalCacheClear, name
-	}
-	if strings.HasPrefix(key, "{") {
-		if k, ok := suffixKind(key, typ); ok {
-			return k, tagOf(key)
-		}
-	}
-	switch typ {
-	case "hash":
-		switch shape {
-		case "mapcache":
-			return KindMapCache, key
-		case "lock":
-			return KindLock, key
-		case "rwlock":
-			return KindReadWriteLock, key
-		case "ratelimiter":
-			return KindRateLimiter, key
-		}
-		return KindMap, key
-	case "string":
-		return KindValue, key
-	case "list":
-		return KindList, key
-	case "set":
-		return KindSet, key
-	case "zset":
-		return KindSortedSet, key
-	}
-	return KindOther, key
-}
-
-// suffixKind recognises the keys suffixName(name, suffix) builds.
-func suffixKind(key, typ string) (ObjectKind, bool) {
-	i := strings.IndexByte(key, '}')
-	if i < 0 || !strings.HasPrefix(key[i+1:], ":") {
-		return "", false
-	}
-	suffix := key[i+2:]
-	switch {
-	case suffix == "timeout" && typ == "zset":
-		return KindHeldPermits, true
-	case suffix == "redisson_options" && typ == "hash":
-		return KindMapCacheOptions, true
-	case suffix == "config" && typ == "hash":
-		return KindBloomConfig, true
-	case suffix == "allocation" && typ == "string":
-		return KindIDAllocation, true
-	case suffix == "value" || strings.HasPrefix(suffix, "value:") || suffix == "permits" || strings.HasPrefix(suffix, "permits:"):
-		return KindRateLimiterState, true
-	}
-	return "", false
-}
-
-// clearCounterName returns the map name of a ClearLocalCache counter
-// name:clear:<request id>, the id being 32 hex digits.
-func clearCounterName(key string) (string, bool) {
-	i := strings.LastIndex(key, ":clear:")
-	if i <= 0 {
-		return "", false
-	}
-	id := key[i+len(":clear:"):]
-	if len(id) != 32 {
-		return "", false
-	}
-	for j := 0; j < len(id); j++ {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(id[j])) {
-			return "", false
-		}
-	}
-	return key[:i], true
-}
-
-// mapCacheCompanions returns the keys a MapCache called key would have
-// besides its hash, those of them in key's slot (a script may only name
-// keys of one slot on a Cluster), for inspect_key.
-func mapCacheCompanions(key string) []string {
-	slot := hashSlot(key)
-	out := []string{key}
-	for _, k := range mapCacheKeys(key)[mcTimeout:mcCreated] {
-		if hashSlot(k) == slot {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// tagOf returns the object name of a key built by prefixName or
-// suffixName: the hash tag's content, or the key past the prefix when it
-// has none.
-func tagOf(rest string) string {
-	i := strings.IndexByte(rest, '{')
-	j := strings.IndexByte(rest, '}')
-	if i < 0 || j < i {
-		return rest
-	}
-	return rest[i+1 : j]
 }

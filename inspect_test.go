@@ -486,6 +486,23 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	out[base+"ps"] = wantListed{KindValue, base + "ps"}
 	out[suffixName(base+"ps", "timeout")] = wantListed{KindHeldPermits, base + "ps"}
 
+	// Keyed limiters: one identity of each kind, one under a hash-tagged
+	// name, and a plain number with a TTL that is no limiter's.
+	fw, gcra, tagged := c.GetFixedWindowLimiter(base+"fw", 10, time.Hour), c.GetGCRALimiter(base+"gcra", 1, time.Minute, 5),
+		c.GetGCRALimiter("{"+base+"api}", 1, time.Minute, 5)
+	for _, l := range []KeyedLimiter{fw, gcra, tagged} {
+		if d, err := l.Allow(ctx, "10.0.0.1", 2); err != nil || !d.Allowed {
+			t.Fatalf("Allow = %+v, %v", d, err)
+		}
+	}
+	out[identityKey(base+"fw", "10.0.0.1")] = wantListed{KindFixedWindowLimiter, base + "fw"}
+	out[identityKey(base+"gcra", "10.0.0.1")] = wantListed{KindGCRALimiter, base + "gcra"}
+	out[identityKey("{"+base+"api}", "10.0.0.1")] = wantListed{KindGCRALimiter, "{" + base + "api}"}
+	if err := c.rdb.Set(ctx, base+"count", "12", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"count"] = wantListed{KindValue, base + "count"}
+
 	if _, err := GetList[string](c, base+"list").AddAll(ctx, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -610,6 +627,8 @@ func checkListed(t *testing.T, ctx context.Context, c *Client, base string, crea
 			t.Errorf("%s not listed", k)
 		case o.Kind != w.kind || o.Name != w.name:
 			t.Errorf("%s listed as %s of %q; want %s of %q", k, o.Kind, o.Name, w.kind, w.name)
+		case (w.kind == KindFixedWindowLimiter || w.kind == KindGCRALimiter) != (o.Identity == "10.0.0.1"):
+			t.Errorf("%s listed with identity %q; want 10.0.0.1 for a keyed limiter's only", k, o.Identity)
 		case o.Type == "" || (o.Node == "") != (c.topo.cluster == nil):
 			t.Errorf("%s listed without type, or with a node only on Cluster: %+v", k, o)
 		}
@@ -884,4 +903,61 @@ func TestInspectMapCache(t *testing.T) {
 	if _, err := c.InspectMapCache(ctx, name+":s", nil, 0, 10); !errors.Is(err, ErrWrongType) {
 		t.Errorf("InspectMapCache of a string = %v; want ErrWrongType", err)
 	}
+}
+
+// InspectKeyedLimiter reads one identity of either keyed limiter without
+// its configuration: a fixed window's count, a GCRA TAT, the time to a
+// full allowance; no state is Present false; bad input its sentinels.
+func TestInspectKeyedLimiter(t *testing.T) {
+	forTopologies(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := testCtx(t, 30*time.Second)
+		c := newClient(t, rdb, nil)
+		fwName, gcraName := limiterName(t, rdb), limiterName(t, rdb)
+		fw := c.GetFixedWindowLimiter(fwName, 10, time.Hour)
+		gcra := c.GetGCRALimiter(gcraName, 1, time.Minute, 5)
+		if _, err := fw.Allow(ctx, "ip", 3); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gcra.Allow(ctx, "ip", 2); err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.InspectKeyedLimiter(ctx, fwName, "ip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Present || info.Kind != KindFixedWindowLimiter || info.Used != 3 || info.ResetAfter <= 0 ||
+			info.ResetAfter > time.Hour || info.RedisKey != identityKey(fwName, "ip") || !info.TAT.IsZero() {
+			t.Errorf("fixed window = %+v; want 3 used, up to 1h left", info)
+		}
+		info, err = c.InspectKeyedLimiter(ctx, gcraName, "ip")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two permits at one per minute: a full burst again in about 2m.
+		if !info.Present || info.Kind != KindGCRALimiter || info.Used != 0 || info.ResetAfter < time.Minute ||
+			info.ResetAfter > 2*time.Minute || info.TAT.Sub(info.ServerTime) < time.Minute {
+			t.Errorf("gcra = %+v; want a TAT and reset about 2m ahead", info)
+		}
+		if info, err := c.InspectKeyedLimiter(ctx, fwName, "other"); err != nil || info.Present || info.Kind != "" {
+			t.Errorf("no state = %+v, %v; want Present false", info, err)
+		}
+		rdb.HSet(ctx, identityKey(fwName, "h"), "f", "v")
+		rdb.Set(ctx, identityKey(fwName, "s"), "text", 0)
+		for _, tc := range []struct {
+			name, key string
+			want      error
+		}{
+			{"", "ip", ErrEmptyName},
+			{fwName, "", ErrEmptyKey},
+			{fwName, "h", ErrWrongType},
+			{fwName, "s", ErrWrongType},
+		} {
+			if _, err := c.InspectKeyedLimiter(ctx, tc.name, tc.key); !errors.Is(err, tc.want) {
+				t.Errorf("InspectKeyedLimiter(%q, %q) = %v; want %v", tc.name, tc.key, err, tc.want)
+			}
+		}
+		if got := rdb.Get(ctx, identityKey(fwName, "s")).Val(); got != "text" {
+			t.Errorf("the string became %q", got)
+		}
+	})
 }

@@ -73,6 +73,22 @@ type KeyedLimiter interface {
 	// decision that undoing it would cost.
 	Allow(ctx context.Context, key string, n int64) (RateDecision, error)
 
+	// Peek reports the identity's state without spending anything: the
+	// decision Allow(ctx, key, 1) would make now (Allowed, Remaining before
+	// it, RetryAfter until one permit fits, ResetAfter), so that a following
+	// Allow for n permits, if nothing else happens in between, sees the same
+	// Remaining and leaves Remaining-n. It writes nothing to Redis. An
+	// identity without state has a full allowance (Remaining == Limit).
+	Peek(ctx context.Context, key string) (RateDecision, error)
+
+	// Reset forgets the identity's state, so that its next decision has a
+	// full allowance (the limit of a fixed window, the burst of a GCRA
+	// limiter), as if it had been idle. An identity without state is left
+	// as it is (no error). Only a key holding a keyed limiter's state is
+	// deleted: another type, or a string that is not one, is ErrWrongType
+	// and is left unchanged.
+	Reset(ctx context.Context, key string) error
+
 	// Policy returns the limiter's configuration.
 	Policy() RatePolicy
 }
@@ -102,6 +118,34 @@ func checkAllow(c *Client, kind, name string, badConfig error, key string, n, mo
 	}
 	if n > most {
 		return objectErr(kind, name, invalidOption(ErrPermitsExceedRate, "permits", n, fmt.Sprintf("at most %d at once", most)))
+	}
+	return nil
+}
+
+// checkKey is the precondition of the keyed limiters' Peek and Reset:
+// object (name, open client), configuration, then key.
+func checkKey(c *Client, kind, name string, badConfig error, key string) error {
+	if err := c.checkObject(name, nil); err != nil {
+		return err
+	}
+	if badConfig != nil {
+		return badConfig
+	}
+	if key == "" {
+		return objectErrorf(kind, name, "%w", ErrEmptyKey)
+	}
+	return nil
+}
+
+// resetIdentity deletes the state of identity key (keyed_reset), after
+// checkKey.
+func resetIdentity(ctx context.Context, c *Client, kind, name string, badConfig error, key string) error {
+	if err := checkKey(c, kind, name, badConfig, key); err != nil {
+		return err
+	}
+	k := identityKey(name, key)
+	if err := c.scripts.run(ctx, scriptKeyedReset, []string{k}).Err(); err != nil {
+		return objectErr(kind, k, err)
 	}
 	return nil
 }

@@ -73,6 +73,8 @@ type LocalQuotaLimiter struct {
 	check    func(key string, n int64) error
 	reserve  func(ctx context.Context, key string, want, need int64) (reservation, error)
 	giveBack func(ctx context.Context, key string, n, token int64) error // nil: nothing goes back
+	peek     func(ctx context.Context, key string) (RateDecision, error) // the wrapped limiter's
+	reset    func(ctx context.Context, key string) error
 
 	mu  sync.Mutex
 	ids map[string]*quotaEntry
@@ -137,7 +139,7 @@ func (l *FixedWindowLimiter) WithLocalQuota(q LocalQuota) *LocalQuotaLimiter {
 		}
 		return bad(key, n)
 	}
-	ql.reserve = l.reserve
+	ql.reserve, ql.peek, ql.reset = l.reserve, l.Peek, l.Reset
 	if l.window > 10*time.Millisecond {
 		ql.giveBack = l.giveBack
 	}
@@ -163,7 +165,7 @@ func (l *GCRALimiter) WithLocalQuota(q LocalQuota) *LocalQuotaLimiter {
 		}
 		return bad(key, n)
 	}
-	ql.reserve = l.reserve
+	ql.reserve, ql.peek, ql.reset = l.reserve, l.Peek, l.Reset
 	return ql
 }
 

@@ -41,6 +41,8 @@ const (
 
 	opRateAcquire    = "ratelimit.acquire"      // RateLimiter: Acquire, TryAcquire, TryAcquireWait
 	opRateAllow      = "ratelimit.allow"        // FixedWindowLimiter, GCRALimiter: Allow
+	opRatePeek       = "ratelimit.peek"         // FixedWindowLimiter, GCRALimiter, LocalQuotaLimiter: Peek
+	opRateReset      = "ratelimit.reset"        // FixedWindowLimiter, GCRALimiter, LocalQuotaLimiter: Reset
 	opRateTrySetRate = "ratelimit.try_set_rate" // TrySetRate, TrySetRateKeepAlive
 	opRateSetRate    = "ratelimit.set_rate"     // SetRate, SetRateKeepAlive
 	opRateConfig     = "ratelimit.config"

@@ -67,9 +67,13 @@ var (
 	scriptRateAvailable = mustScript("ratelimit_available")
 	scriptRateUndo      = mustScript("ratelimit_undo")
 
-	// The limiters of this library only (fixedwindow.go, gcra.go).
-	scriptFixedWindow = mustScript("fixed_window")
-	scriptGCRA        = mustScript("gcra")
+	// The limiters of this library only (fixedwindow.go, gcra.go): a
+	// decision, a look without spending (peek) and the one reset both use.
+	scriptFixedWindow     = mustScript("fixed_window")
+	scriptFixedWindowPeek = mustScript("fixed_window_peek")
+	scriptGCRA            = mustScript("gcra")
+	scriptGCRAPeek        = mustScript("gcra_peek")
+	scriptKeyedReset      = mustScript("keyed_reset")
 
 	// BloomFilter (bloomfilter.go): Redisson's RBloomFilter. All four join
 	// prelude_bloom_config.
@@ -98,7 +102,8 @@ var (
 	scriptIDGenNext = mustScript("idgen_next")
 
 	// Inspection (inspect*.go): read-only views for operators, whoever
-	// holds the object. inspect_ratelimit joins prelude_ratelimit_log.
+	// holds the object. inspect_ratelimit joins prelude_ratelimit_log;
+	// inspect_key and inspect_keyed join prelude_keyed_shape.
 	scriptInspectLock      = mustScript("inspect_lock")
 	scriptInspectValue     = mustScript("inspect_value")
 	scriptInspectPermits   = mustScript("inspect_permits")
@@ -107,6 +112,7 @@ var (
 	scriptInspectKey       = mustScript("inspect_key")
 	scriptInspectQueue     = mustScript("inspect_queue")
 	scriptInspectMapCache  = mustScript("inspect_mapcache")
+	scriptInspectKeyed     = mustScript("inspect_keyed")
 
 	// List and Set (rlist.go, rset_ops.go): Redisson's RList and RSet. The
 	// three list scripts join prelude_list.

@@ -12,7 +12,11 @@
 -- encoding: an 8-byte max idle, an 8-byte little-endian length and that
 -- many bytes), 'rwlock' (a field 'mode'), 'ratelimiter' (fields 'rate' and
 -- 'interval'), 'lock' (at most 64 fields, each an owner "<id>:<n>" or
--- "<id>:<n>:write" with an integer count), else 'map'; '' for other types.
+-- "<id>:<n>:write" with an integer count), else 'map'; for a string named
+-- <name>:{<key>} with an expiry, keyedShape's 'gcra' or 'fixedwindow' (a
+-- keyed limiter's identity); '' otherwise.
+--
+-- prelude: keyed_shape
 local t = redis.call('type', KEYS[1])['ok']
 local shape = ''
 
@@ -66,6 +70,12 @@ if t == 'hash' then
         end
     else
         shape = 'map'
+    end
+end
+if t == 'string' then
+    local s, _, pttl = keyedShape(KEYS[1])
+    if pttl >= 0 then
+        shape = s
     end
 end
 return {t, redis.call('pttl', KEYS[1]), shape}

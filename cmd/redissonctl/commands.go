@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goredisson/redisson"
 )
@@ -58,6 +60,9 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 	ctx, cancel := a.bounded(ctx)
 	defer cancel()
 	codec, _ := codecOf(a.cfg.codec) // checked by parse
+	if a.cfg.raw {
+		codec = redisson.BytesCodec{}
+	}
 	var v any
 	var err error
 	switch kind {
@@ -72,13 +77,13 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 	case "bucket":
 		var b redisson.BucketInfo
 		b, err = a.c.InspectBucket(ctx, name, codec)
-		b.Value = jsonable(b.Value)
+		b.Value = a.shown(b.Value)
 		v = b
 	case "map":
 		var m redisson.MapInfo
 		m, err = a.c.InspectMap(ctx, name, codec, 0, a.cfg.page)
 		for i := range m.Entries {
-			m.Entries[i].Key, m.Entries[i].Value = jsonable(m.Entries[i].Key), jsonable(m.Entries[i].Value)
+			m.Entries[i].Key, m.Entries[i].Value = a.shown(m.Entries[i].Key), a.shown(m.Entries[i].Value)
 		}
 		if len(m.Entries) > a.cfg.page { // HSCAN's COUNT is a hint
 			m.Entries = m.Entries[:a.cfg.page]
@@ -88,7 +93,7 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 		var m redisson.MapCacheInfo
 		m, err = a.c.InspectMapCache(ctx, name, codec, 0, a.cfg.page)
 		for i := range m.Entries {
-			m.Entries[i].Key, m.Entries[i].Value = jsonable(m.Entries[i].Key), jsonable(m.Entries[i].Value)
+			m.Entries[i].Key, m.Entries[i].Value = a.shown(m.Entries[i].Key), a.shown(m.Entries[i].Value)
 		}
 		if len(m.Entries) > a.cfg.page { // HSCAN's COUNT is a hint
 			m.Entries = m.Entries[:a.cfg.page]
@@ -97,7 +102,7 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 	case "queue":
 		var q redisson.QueueInfo
 		q, err = a.c.InspectQueue(ctx, name, codec)
-		q.Head = jsonable(q.Head)
+		q.Head = a.shown(q.Head)
 		v = q
 	}
 	if err != nil {
@@ -266,6 +271,22 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// rawValue is a value shown as stored (-raw): quoted, not JSON.
+type rawValue []byte
+
+// MarshalJSON writes a raw value as a JSON string when it is UTF-8, else
+// as {"base64": ...}.
+func (r rawValue) MarshalJSON() ([]byte, error) { return json.Marshal(jsonable([]byte(r))) }
+
+// shown is what a decoded value prints as: with -raw, a rawValue; else
+// jsonable's.
+func (a *app) shown(v any) any {
+	if b, ok := v.([]byte); ok && a.cfg.raw {
+		return rawValue(b)
+	}
+	return jsonable(v)
+}
+
 // jsonable turns the generic values codecs decode into values
 // encoding/json accepts (msgpack maps may have non-string keys).
 func jsonable(v any) any {
@@ -284,6 +305,11 @@ func jsonable(v any) any {
 		for i, e := range x {
 			x[i] = jsonable(e)
 		}
+	case []byte: // JSON would write base64 silently: say so when not UTF-8
+		if utf8.Valid(x) {
+			return string(x)
+		}
+		return map[string]string{"base64": base64.StdEncoding.EncodeToString(x)}
 	}
 	return v
 }

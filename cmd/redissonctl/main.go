@@ -1,25 +1,32 @@
 // Command redissonctl inspects the distributed objects of redisson for Go
 // and Java's Redisson in a Redis deployment: who holds a lock, for how long,
-// who waits; semaphores, latches, rate limiters, buckets and maps; the keys
-// of every object; and, when a holder is stuck, force-unlocks a lock.
+// who waits (a fair lock's queue one by one; for a plain lock the waiting
+// clients its channel's PUBSUB NUMSUB counts); semaphores, latches, rate
+// limiters, a keyed limiter's identities, buckets, maps and queues (values
+// as JSON); the keys of every object; and, when a holder is stuck,
+// force-unlocks a lock, or gives a keyed limiter's identity a full
+// allowance back.
 //
 // Usage:
 //
 //	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue NAME
+//	redissonctl [flags] inspect limiter NAME KEY
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
+//	redissonctl [flags] reset limiter NAME KEY
 //	redissonctl [flags] watch lock|fairlock|rwlock NAME
 //
-// Flags may come before or after the command. Run redissonctl -h for the
-// flags and the exit codes: 0 ok, 1 error talking to Redis, 2 bad usage (also
-// a key holding another kind of object), 3 not found or not held, 4
-// force-unlock refused.
+// Connection flags follow redis-cli's: -h HOST, -p PORT, -a PASSWORD, -n DB
+// and -u redis[s]://[[user]:password@]host[:port][/db], which overrides the
+// others whatever the order. Help is --help, as in redis-cli, since -h is
+// the host (-h alone still prints it). Flags may come before or after the
+// command. Exit codes: 0 ok, 1 error talking to Redis, 2 bad usage (also a
+// key holding another kind of object), 3 not found or not held, 4
+// force-unlock or reset refused. docs/redissonctl.md is the full manual.
 package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,7 +46,7 @@ const (
 	exitRedis    = 1 // Redis unreachable, refused a command, or another runtime error
 	exitUsage    = 2 // bad usage: unknown command or kind, missing name, bad flag, key of another type, value -codec cannot decode
 	exitNotFound = 3 // the object does not exist, or the lock is not held
-	exitRefused  = 4 // force-unlock not confirmed
+	exitRefused  = 4 // force-unlock or reset not confirmed
 )
 
 const usageText = `usage: redissonctl [flags] COMMAND ...
@@ -53,7 +60,19 @@ Commands:
   force-unlock KIND NAME
                       delete a lock (lock, fairlock, rwlock) whoever holds it
                       and wake its waiters; asks for confirmation unless -yes
+  inspect limiter NAME KEY
+                      one identity KEY of a keyed limiter (FixedWindowLimiter,
+                      GCRALimiter): count or TAT, time to a full allowance;
+                      with -limit and -window (and -burst for GCRA) also the
+                      permits remaining, read with Peek (nothing is spent)
+  reset limiter NAME KEY
+                      give identity KEY a full allowance back (the limiter's
+                      Reset); asks for confirmation unless -yes
   watch KIND NAME     redraw a lock's holder, lease and queue every -interval
+
+Connection flags follow redis-cli's: -h HOST, -p PORT, -a PASSWORD, -n DB,
+-u redis[s]://[[user]:password@]host[:port][/db] (the URI overrides -h, -p,
+-a, -n, -user and -redis). Help is --help (-h alone also prints it).
 
 Exit codes:
   0  ok
@@ -61,7 +80,7 @@ Exit codes:
   2  bad usage (unknown command or kind, missing name, bad flag, a key
      holding another kind of object, or a value -codec cannot decode)
   3  not found (no such object) or not held (a free lock)
-  4  force-unlock refused (not confirmed)
+  4  force-unlock or reset refused (not confirmed)
 
 Flags (before or after the command):
 `
@@ -73,7 +92,9 @@ type config struct {
 	db                              int
 	tls, tlsInsecure                bool
 	tlsCA, tlsCert, tlsKey          string
-	json, yes                       bool
+	json, yes, raw                  bool
+	limit, burst                    int64
+	window                          time.Duration
 	timeout, interval               time.Duration
 	count, page                     int
 	codec                           string
@@ -97,7 +118,7 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // errRefused is a force-unlock not confirmed.
-var errRefused = errors.New("force-unlock refused")
+var errRefused = errors.New("refused (not confirmed)")
 
 // errNotHeld is a lock that is not held.
 var errNotHeld = errors.New("not held")
@@ -129,140 +150,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitRedis
 }
 
-// parse reads the flags, which may be interleaved with the command's words.
-func parse(args []string, stdout io.Writer) (config, []string, error) {
-	var cfg config
-	fs := flag.NewFlagSet("redissonctl", flag.ContinueOnError)
-	fs.StringVar(&cfg.addr, "redis", "127.0.0.1:6379", "Redis `host:port` (a single node)")
-	fs.StringVar(&cfg.cluster, "cluster", "", "Redis Cluster seed nodes, comma-separated `host:port,...`")
-	fs.StringVar(&cfg.sentinel, "sentinel", "", "Sentinel nodes, comma-separated `host:port,...` (with -master)")
-	fs.StringVar(&cfg.master, "master", "", "the Sentinel master `name`")
-	fs.StringVar(&cfg.user, "user", "", "ACL user name")
-	fs.StringVar(&cfg.password, "a", "", "password (also -password; default $REDISCLI_AUTH)")
-	fs.StringVar(&cfg.password, "password", "", "password (as -a)")
-	fs.IntVar(&cfg.db, "db", 0, "database number (not on Cluster)")
-	fs.BoolVar(&cfg.tls, "tls", false, "connect with TLS")
-	fs.StringVar(&cfg.tlsCA, "tls-ca", "", "CA certificate `file` (PEM) to verify the server with")
-	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "client certificate `file` (PEM)")
-	fs.StringVar(&cfg.tlsKey, "tls-key", "", "client key `file` (PEM)")
-	fs.BoolVar(&cfg.tlsInsecure, "tls-insecure", false, "do not verify the server's certificate")
-	fs.BoolVar(&cfg.json, "json", false, "print JSON (list: one object per line) for scripts; durations in nanoseconds")
-	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "bound of each command (each refresh of watch)")
-	fs.StringVar(&cfg.codec, "codec", "msgpack", "codec of bucket and map values: msgpack, json, string or bytes")
-	fs.IntVar(&cfg.page, "page", 20, "map entries to show (inspect map)")
-	fs.BoolVar(&cfg.yes, "yes", false, "force-unlock without asking")
-	fs.DurationVar(&cfg.interval, "interval", time.Second, "refresh interval of watch")
-	fs.IntVar(&cfg.count, "count", 0, "watch: stop after this many refreshes (0: until interrupted)")
-	fs.SetOutput(io.Discard) // errors are ours to print, in one line
-	fs.Usage = func() {}
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, usageText)
-				fs.SetOutput(stdout)
-				fs.PrintDefaults()
-				return cfg, nil, err
-			}
-			return cfg, nil, usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		words = append(words, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if cfg.password == "" {
-		cfg.password = os.Getenv("REDISCLI_AUTH")
-	}
-	switch {
-	case cfg.timeout <= 0:
-		return cfg, nil, usagef("-timeout must be positive")
-	case cfg.interval <= 0:
-		return cfg, nil, usagef("-interval must be positive")
-	case cfg.count < 0:
-		return cfg, nil, usagef("-count must not be negative")
-	case cfg.page < 1:
-		return cfg, nil, usagef("-page must be at least 1")
-	case cfg.cluster != "" && cfg.sentinel != "":
-		return cfg, nil, usagef("-cluster and -sentinel exclude each other")
-	case cfg.sentinel != "" && cfg.master == "":
-		return cfg, nil, usagef("-sentinel needs -master")
-	case cfg.cluster != "" && cfg.db != 0:
-		return cfg, nil, usagef("-db is not available on Redis Cluster")
-	}
-	if _, err := codecOf(cfg.codec); err != nil {
-		return cfg, nil, err
-	}
-	return cfg, words, nil
-}
-
-// codecOf is the codec -codec names.
-func codecOf(name string) (redisson.Codec, error) {
-	switch name {
-	case "msgpack":
-		return redisson.MsgpackCodec{}, nil
-	case "json":
-		return redisson.JSONCodec{}, nil
-	case "string":
-		return redisson.StringCodec{}, nil
-	case "bytes":
-		return redisson.BytesCodec{}, nil
-	}
-	return nil, usagef("unknown codec %q (msgpack, json, string or bytes)", name)
-}
-
-// connect builds the go-redis client the flags describe.
-func connect(cfg config) (redis.UniversalClient, error) {
-	tc, err := tlsConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	split := func(s string) []string { return strings.Split(s, ",") }
-	switch {
-	case cfg.cluster != "":
-		return redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs: split(cfg.cluster), Username: cfg.user, Password: cfg.password, TLSConfig: tc,
-			DialTimeout: cfg.timeout, MaxRetries: 1,
-		}), nil
-	case cfg.sentinel != "":
-		return redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName: cfg.master, SentinelAddrs: split(cfg.sentinel), Username: cfg.user, Password: cfg.password,
-			DB: cfg.db, TLSConfig: tc, DialTimeout: cfg.timeout, MaxRetries: 1,
-		}), nil
-	}
-	return redis.NewClient(&redis.Options{
-		Addr: cfg.addr, Username: cfg.user, Password: cfg.password, DB: cfg.db, TLSConfig: tc,
-		DialTimeout: cfg.timeout, MaxRetries: 1,
-	}), nil
-}
-
-// tlsConfig is the TLS configuration of the -tls flags; nil without TLS.
-func tlsConfig(cfg config) (*tls.Config, error) {
-	if !cfg.tls && cfg.tlsCA == "" && cfg.tlsCert == "" && !cfg.tlsInsecure {
-		return nil, nil
-	}
-	tc := &tls.Config{InsecureSkipVerify: cfg.tlsInsecure, MinVersion: tls.VersionTLS12} //nolint:gosec // asked for with -tls-insecure
-	if cfg.tlsCA != "" {
-		pem, err := os.ReadFile(cfg.tlsCA)
-		if err != nil {
-			return nil, usagef("-tls-ca: %v", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, usagef("-tls-ca: no PEM certificate in %s", cfg.tlsCA)
-		}
-	}
-	if cfg.tlsCert != "" || cfg.tlsKey != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			return nil, usagef("-tls-cert/-tls-key: %v", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
-}
-
 // lockKinds are the kinds force-unlock and watch accept.
 var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 
@@ -274,7 +161,7 @@ var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": tru
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(words) == 0 {
-		return usagef("no command (inspect, list, force-unlock, watch; -h for help)")
+		return usagef("no command (inspect, list, force-unlock, reset, watch; --help for help)")
 	}
 	cmd, rest := words[0], words[1:]
 	kinds := lockKinds
@@ -283,7 +170,19 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 		if len(rest) > 1 {
 			return usagef("list takes at most one PATTERN")
 		}
-	case "inspect":
+	case "inspect", "reset":
+		if len(rest) > 0 && rest[0] == "limiter" {
+			switch {
+			case len(rest) != 3:
+				return usagef("%s limiter: want NAME KEY", cmd)
+			case rest[1] == "" || rest[2] == "":
+				return usagef("%s limiter: empty NAME or KEY", cmd)
+			}
+			break
+		}
+		if cmd == "reset" {
+			return usagef("reset: unknown kind %q (limiter)", strings.Join(rest[:min(len(rest), 1)], ""))
+		}
 		kinds = inspectKinds
 		fallthrough
 	case "force-unlock", "watch":
@@ -300,7 +199,7 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 			return usagef("%s %s: empty NAME", cmd, rest[0])
 		}
 	default:
-		return usagef("unknown command %q (inspect, list, force-unlock, watch)", cmd)
+		return usagef("unknown command %q (inspect, list, force-unlock, reset, watch)", cmd)
 	}
 	rdb, err := connect(cfg)
 	if err != nil {
@@ -326,7 +225,12 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 		}
 		return a.list(ctx, pattern)
 	case "inspect":
+		if rest[0] == "limiter" {
+			return a.inspectLimiter(ctx, rest[1], rest[2])
+		}
 		return a.inspect(ctx, rest[0], rest[1])
+	case "reset":
+		return a.resetLimiter(ctx, rest[1], rest[2])
 	case "force-unlock":
 		return a.forceUnlock(ctx, rest[0], rest[1])
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goredisson/redisson"
 )
@@ -75,9 +78,15 @@ func renderLock(w *tabwriter.Writer, info redisson.LockInfo) {
 		token = strconv.FormatInt(info.Token, 10)
 	}
 	fmt.Fprintf(w, "fencing token\t%s\n", token)
-	fmt.Fprintf(w, "subscribers\t%d\n", info.Subscribers)
 	if info.Kind == "fair lock" {
-		fmt.Fprintf(w, "waiters\t%d\n", info.QueueLength)
+		fmt.Fprintf(w, "waiters\t%d (the queue below, one per waiting goroutine or thread)\n", info.QueueLength)
+		fmt.Fprintf(w, "subscribers\t%d\n", info.Subscribers)
+	} else {
+		// A plain or read-write lock's waiters queue nowhere in Redis: they
+		// wait on the channel. NUMSUB counts connections, and each client
+		// multiplexes all its waiters on one subscription.
+		fmt.Fprintf(w, "waiting clients\t%d (connections subscribed to %s: one per client process that waits,\n", info.Subscribers, info.Channel)
+		fmt.Fprintf(w, "\tor waited in the last SubscriptionLinger; goroutines/threads per client are not visible)\n")
 	}
 	if len(info.Owners) > 0 {
 		fmt.Fprintln(w)
@@ -229,16 +238,27 @@ func renderObject(w *tabwriter.Writer, v any) {
 	}
 }
 
-// valueText shows a decoded value: strings and bytes quoted, others as Go
-// prints them.
+// valueText shows a decoded value as JSON (encoding/json of what the
+// codec decoded, map keys sorted): strings quoted, numbers, objects and
+// arrays as JSON writes them. Bytes that are valid UTF-8 show as a JSON
+// string; others as base64 with a note. A value JSON cannot write (NaN, a
+// channel) falls back to Go's syntax. With -raw, values arrive undecoded
+// ([]byte) and show as quoted strings with Go's escapes.
 func valueText(v any) string {
 	switch x := v.(type) {
-	case string:
-		return strconv.Quote(x)
-	case []byte:
+	case rawValue:
 		return strconv.Quote(string(x))
+	case []byte:
+		if !utf8.Valid(x) {
+			return "base64:" + base64.StdEncoding.EncodeToString(x) + " (not UTF-8)"
+		}
+		v = string(x)
 	}
-	return fmt.Sprint(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func yesNo(b bool) string {
