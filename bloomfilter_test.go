@@ -140,7 +140,6 @@ func TestBloomFilterBasics(t *testing.T) {
 // its 100,000 expected insertions stays within 1.5x of the configured 1%,
 // and no added value is missed.
 func TestBloomFilterFalsePositiveRate(t *testing.T) {
-	t.Parallel() // its own keys on the shared server; mostly waiting, so it overlaps the other parallel tests
 	rdb := sharedRedis(t)
 	c := newClient(t, rdb, nil)
 	ctx := testCtx(t, 2*time.Minute)
