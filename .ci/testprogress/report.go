@@ -84,8 +84,10 @@ func (r *report) line(s string) {
 	switch e.Action {
 	case "start":
 		p.start = r.now()
-	case "run":
+	case "run", "cont":
 		p.running[e.Test] = r.now()
+	case "pause": // t.Parallel: waits for the serial tests, not running
+		delete(p.running, e.Test)
 	case "output":
 		b := p.output[e.Test]
 		if b == nil {

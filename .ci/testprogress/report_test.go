@@ -18,6 +18,8 @@ func TestReportPrintsFailuresAndSummary(t *testing.T) {
 		`{"Action":"pass",` + p + `,"Test":"TestGood","Elapsed":0.1}`,
 		`{"Action":"run",` + p + `,"Test":"TestBad"}`,
 		`{"Action":"run",` + p + `,"Test":"TestHangs"}`,
+		`{"Action":"run",` + p + `,"Test":"TestParallel"}`,
+		`{"Action":"pause",` + p + `,"Test":"TestParallel"}`,
 		`{"Action":"output",` + p + `,"Test":"TestBad","Output":"bad_test.go:9: got 1, want 2\n"}`,
 		`{"Action":"fail",` + p + `,"Test":"TestBad","Elapsed":0.2}`,
 		`not json: printed as it is`,
