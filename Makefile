@@ -33,8 +33,19 @@ demo:
 # missing and they run as root). The race run is at the versions go.mod
 # names, the oldest supported; the last two steps are the newest go-redis and
 # the newest Go, without -race. .ci/run calls exactly this.
-test: check
-	$(GO) test -race -count=1 -timeout 20m ./...
+#
+# The test runs go through .ci/testprogress (standard library only, built
+# first and tested itself), which prints a line per finished package, every
+# 30s the tests finished so far in each running package and the tests running
+# now, the whole output of every failed test and a summary, and exits with go
+# test's status. TEST_PARALLEL is go test's -parallel: the slow tests that
+# call t.Parallel (each on its own servers or keys) mostly wait, so they run
+# four at a time even on 2 cores.
+TESTPROGRESS = $(CURDIR)/.ci/testprogress/testprogress
+TEST_PARALLEL ?= 4
+test: check $(TESTPROGRESS)
+	$(GO) test -count=1 ./.ci/testprogress
+	$(TESTPROGRESS) -- $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
 	$(IN) bench $(GO) run . -short
 	$(MAKE) --no-print-directory test-adapters
@@ -68,13 +79,19 @@ test-install:
 # NEWEST_GO toolchain, in a scratch copy of the working tree. With the race
 # run at the oldest end (go.mod's go-redis, the local Go) it covers both
 # corners of the matrix in two runs instead of three; the two targets below
-# each move one end alone.
-test-newest:
+# each move one end alone. Its only network use is the Go module proxy
+# (GOPROXY), and only for what the module cache lacks: the NEWEST_GO
+# toolchain (the module golang.org/toolchain), the list of go-redis versions
+# ("latest" is a query) and the modules of that go-redis's build, all checked
+# against the checksum database (GOSUMDB). The tests run through
+# .ci/testprogress, like the race run.
+test-newest: $(TESTPROGRESS)
 	GOTOOLCHAIN=$(NEWEST_GO) $(GO) version
 	.ci/scratch sh -c 'export GOTOOLCHAIN=$(NEWEST_GO) && \
 	  $(GO) get github.com/redis/go-redis/v9@$(NEWEST_GOREDIS) && \
 	  $(GO) list -m github.com/redis/go-redis/v9 && \
-	  $(GO) vet ./... && $(GO) test -count=1 -timeout 20m ./...'
+	  $(GO) vet ./... && \
+	  $(TESTPROGRESS) -- $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...'
 
 # test-newest-goredis runs the tests (no soak, no benchmarks, no -race)
 # against NEWEST_GOREDIS, in a scratch copy of the working tree (.ci/scratch)
@@ -90,6 +107,9 @@ test-newest-go:
 	GOTOOLCHAIN=$(NEWEST_GO) $(GO) version
 	GOTOOLCHAIN=$(NEWEST_GO) $(GO) vet ./...
 	GOTOOLCHAIN=$(NEWEST_GO) $(GO) test -count=1 -timeout 20m ./...
+
+$(TESTPROGRESS): $(wildcard .ci/testprogress/*.go)
+	$(GO) build -o $@ ./.ci/testprogress
 
 # check is formatting and vet.
 check:

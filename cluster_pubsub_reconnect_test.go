@@ -19,6 +19,7 @@ import (
 // client does not replace (re-dial, and ask go-redis to reload its slot
 // map) about 50 times a second.
 func TestClusterShardedReplaceBacksOffWhileMasterDown(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting, so it overlaps the other parallel tests
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testCtx(t, 2*time.Minute)
 	c := newClient(t, cl.Client(t), &Options{PubSubMode: PubSubSharded})
@@ -51,6 +52,7 @@ func TestClusterShardedReplaceBacksOffWhileMasterDown(t *testing.T) {
 // A TryLock with a 300ms wait on a lock of a healthy node returns well
 // before the dial gives up.
 func TestClusterShardedHungDialDoesNotStallOtherNodes(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting, so it overlaps the other parallel tests
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testCtx(t, 2*time.Minute)
 	var blackhole atomic.Value // address whose dials hang

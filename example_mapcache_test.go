@@ -29,8 +29,8 @@ func ExampleGetMapCache() {
 	ctx := context.Background()
 
 	sessions := redisson.GetMapCache[string, string](client, "sessions")
-	// Gone 50ms from now, or after 10 minutes without a read.
-	if _, _, err := sessions.PutWithTTL(ctx, "alice", "token-1", 50*time.Millisecond, 10*time.Minute); err != nil {
+	// Gone a second from now, or after 10 minutes without a read.
+	if _, _, err := sessions.PutWithTTL(ctx, "alice", "token-1", time.Second, 10*time.Minute); err != nil {
 		panic(err)
 	}
 	if _, err := sessions.FastPut(ctx, "bob", "token-2"); err != nil { // no expiry
@@ -39,7 +39,7 @@ func ExampleGetMapCache() {
 	v, ok, _ := sessions.Get(ctx, "alice")
 	fmt.Println(v, ok)
 
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	_, ok, _ = sessions.Get(ctx, "alice")
 	fmt.Println("alice after her TTL:", ok)
 	all, _ := sessions.ReadAll(ctx)

@@ -222,7 +222,9 @@ func ExampleNewRedLock() {
 	}
 
 	lock := redisson.NewRedLock(locks...)
-	ok, err := lock.TryLock(ctx, time.Second, 10*time.Second) // wait up to 1s, hold for 10s
+	// Wait up to 5s (each master gets a share of it, so a slow one is still
+	// counted on a busy machine), hold for 30s.
+	ok, err := lock.TryLock(ctx, 5*time.Second, 30*time.Second)
 	if err != nil {
 		panic(err)
 	}

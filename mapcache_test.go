@@ -260,7 +260,9 @@ func TestMapCacheTTLAndMaxIdleWhicheverFirst(t *testing.T) {
 // deletes them all, in calls of at most two batches each, and leaves the
 // live entries.
 func TestMapCacheEvictionPassDeletesInBatches(t *testing.T) {
-	rdb := sharedRedis(t)
+	// Filling 100k entries: minute-long timeouts, as in
+	// TestBloomFilterFalsePositiveRate (this test is about the batches).
+	rdb := sharedRedis(t, func(o *redis.Options) { o.ReadTimeout, o.WriteTimeout = time.Minute, time.Minute })
 	c := mapCacheClient(t, rdb, 10*time.Millisecond)
 	ctx := testCtx(t, 5*time.Minute)
 	name := mapCacheName(t, rdb)

@@ -27,6 +27,7 @@ const quickStartMarker = "<!-- quickstart -->"
 // starts from its go.sum, with the library replaced by the checkout, so the
 // build needs nothing the checkout's own build did not.
 func TestReadmeQuickStartBuildsAndRuns(t *testing.T) {
+	t.Parallel() // its own module, build and server; mostly waiting, so it overlaps the other parallel tests
 	src := readmeQuickStart(t)
 	if formatted, err := format.Source(src); err != nil {
 		t.Fatalf("README quick start does not parse: %v", err)

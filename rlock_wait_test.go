@@ -176,8 +176,12 @@ func TestLockWaiterHearsReentryShortenLease(t *testing.T) {
 // Semaphore.TryAcquire return by the end of their wait plus the undo of
 // the try cut off (one command), with an error naming the object.
 func TestTryWithWaitRespectsWaitWhenRedisGoesDown(t *testing.T) {
+	t.Parallel() // its own servers; mostly waiting, so it overlaps the other parallel tests
 	const wait = 2 * time.Second
-	const undo = 2500 * time.Millisecond // one command with go-redis's retries, and margin
+	// One command with go-redis's retries, and a margin for a loaded machine
+	// (parallel tests, -race): a call that ignored the wait would run into
+	// ctx's 30s instead.
+	const undo = 8 * time.Second
 	for _, what := range []string{"lock", "semaphore"} {
 		t.Run(what, func(t *testing.T) {
 			srv := redistest.Start(t)

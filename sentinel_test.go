@@ -24,6 +24,7 @@ import (
 // min-replicas-to-write the old master must refuse writes soon after the
 // switch.
 func TestSentinelFailover(t *testing.T) {
+	t.Parallel() // its own sentinel deployment; mostly waiting, so it overlaps the other parallel tests
 	s := redistest.StartSentinel(t, nil)
 	for _, mode := range []struct {
 		name        string

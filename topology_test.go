@@ -172,6 +172,7 @@ func checkErrorsEnded(t *testing.T, ws []*topoWorkload, limit time.Duration) {
 // One 3-master, 3-replica cluster for all the topology tests (several
 // seconds to start).
 func TestClusterTopology(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting, so it overlaps the other parallel tests
 	cl := redistest.StartClusterWith(t, 3, 1, clusterTopologyArgs)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, 5*time.Minute)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/childproc"
 )
 
 const (
@@ -68,11 +70,14 @@ func launch(bin, dir string) (addr string, stop func(), err error) {
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", dir)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
+	// Killed with the test process however it ends, so that a test binary
+	// that times out or is killed leaves no server behind (see childproc).
+	wait, err := childproc.Start(cmd)
+	if err != nil {
 		return "", nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() { _ = wait(); close(exited) }()
 	stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {

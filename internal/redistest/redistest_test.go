@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestMain stops the shared servers and checks for goroutine leaks.
-func TestMain(m *testing.M) { Main(m) }
+// TestMain stops the shared servers and checks for goroutine leaks. Run
+// with orphanChildEnv set, the binary is instead the child of the orphan
+// tests (orphans_linux_test.go).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(orphanChildEnv); mode != "" {
+		orphanChild(mode)
+		return
+	}
+	Main(m)
+}
 
 func TestServerLifecycle(t *testing.T) {
 	ctx := context.Background()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/childproc"
 )
 
 const (
@@ -127,6 +129,17 @@ func (s *Server) Client(tb testing.TB, opts ...func(*redis.Options)) *redis.Clie
 // returned as RedisError. A 5 s timeout applies unless ctx has a deadline.
 func (s *Server) Do(ctx context.Context, args ...string) (any, error) {
 	return do(ctx, s.Addr(), args...)
+}
+
+// Pid returns the process ID of the server's current process, or 0 if it
+// was never started.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Running reports whether the server process is alive (it may be paused).
@@ -269,15 +282,19 @@ func (s *Server) launch() (bindErr bool, err error) {
 	cmd.Dir = s.dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = sysProcAttr()
-	err = cmd.Start()
+	if err := writeOwner(s.dir); err != nil {
+		logf.Close()
+		return false, err
+	}
+	// Killed with this process however it ends (see childproc).
+	wait, err := childproc.Start(cmd)
 	logf.Close() // the child has its own descriptor
 	if err != nil {
 		return false, fmt.Errorf("start %s: %w", s.bin, err)
 	}
 	done := make(chan struct{})
 	go func() {
-		_ = cmd.Wait()
+		_ = wait()
 		close(done)
 	}()
 	s.mu.Lock()
