@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check test-adapters test-modules test-install test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak clean
+.PHONY: demo test check test-adapters test-modules test-install test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak test-servers clean
 
 # Every target builds each module with that module's own build list. The
 # committed go.work (for editors and hand-run commands) joins the six modules
@@ -110,6 +110,15 @@ test-newest-go:
 
 $(TESTPROGRESS): $(wildcard .ci/testprogress/*.go)
 	$(GO) build -o $@ ./.ci/testprogress
+
+# test-servers runs the root suite (no -race, -count=1) against each server
+# binary of SERVERS, a comma-separated list of absolute paths to redis-server
+# or valkey-server, one after the other, and ends with a PASS/FAIL line per
+# server naming the failing tests (docs/servers.md: which servers, results).
+#   make test-servers SERVERS=/usr/bin/redis-server,/opt/valkey/valkey-server
+test-servers:
+	@test -n "$(SERVERS)" || { echo "usage: make test-servers SERVERS=/abs/server-a,/abs/server-b"; exit 2; }
+	GO=$(GO) .ci/test-servers '$(SERVERS)'
 
 # check is formatting and vet.
 check:

@@ -189,7 +189,9 @@ var (
 var (
 	// ErrIndexOutOfRange is returned by List.Get, Set, FastSet, Insert and
 	// RemoveAt for an index that is negative or not below the list's size
-	// (Insert: above it). Redis is left unchanged.
+	// (Insert: above it), and for any index above 2^31-1 without asking
+	// Redis (some servers cut an index to 32 bits and would write another
+	// element). Redis is left unchanged.
 	ErrIndexOutOfRange = errors.New("redisson: list index out of range")
 
 	// ErrNegativeCount is returned by the collections' calls that take a

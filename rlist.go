@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"math"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,7 +32,8 @@ const listKind = "list"
 // resends a call whose reply was lost).
 //
 // Nil pointers are ErrNilValue, as Redisson stores no nulls; an index
-// outside the list is ErrIndexOutOfRange; an element that does not decode
+// outside the list, or above 2^31-1 (a position no list reaches in practice,
+// and one some servers cut to 32 bits), is ErrIndexOutOfRange; an element that does not decode
 // is ErrCodec naming the list and the codec, never a zero value; a key
 // holding another Redis type is ErrWrongType and every write leaves it
 // unchanged.
@@ -55,12 +57,22 @@ func (l *List[T]) Name() string { return l.o.name }
 // Codec returns the codec the list encodes its elements with.
 func (l *List[T]) Codec() Codec { return l.o.codec }
 
-// checkIndex is the precondition of the calls that take an index.
+// maxListIndex is the largest index a List sends to Redis. Redis 7.2 and
+// later (and Valkey) cut LSET's index to a C int, so LSET 4294967295 on a
+// three-element list replaces the last element and LSET 2^40 the first, with
+// no error; an index up to 2^31-1 reaches every server as sent. A list that
+// long would hold at least 2^31 elements (tens of GiB), so the bound only
+// turns a silent overwrite into ErrIndexOutOfRange.
+const maxListIndex = math.MaxInt32
+
+// checkIndex is the precondition of the calls that take an index: it is
+// ErrIndexOutOfRange for a negative index or one above maxListIndex, which
+// no Redis list can reach in practice and some servers would misread.
 func (l *List[T]) checkIndex(index int64) error {
 	if err := l.o.check(); err != nil {
 		return err
 	}
-	if index < 0 {
+	if index < 0 || index > maxListIndex {
 		return l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -303,8 +304,11 @@ func TestListBadInput(t *testing.T) {
 		}
 	}
 
+	// Distinct elements, and a value to write that none of them is: a call
+	// that writes another index than it was given cannot go unseen.
 	l := GetList[*string](c, uniqueName(t, rdb))
-	if _, err := l.AddAll(ctx, &v, &v, &v); err != nil {
+	a, b, cc, z := "a", "b", "c", "z"
+	if _, err := l.AddAll(ctx, &a, &b, &cc); err != nil {
 		t.Fatal(err)
 	}
 	before = nameState(t, rdb, l.Name())
@@ -315,6 +319,10 @@ func TestListBadInput(t *testing.T) {
 		}
 		if after := nameState(t, rdb, l.Name()); after != before {
 			t.Fatalf("%s changed Redis: %s -> %s", what, before, after)
+		}
+		got, err := l.ReadAll(ctx)
+		if err != nil || len(got) != 3 || *got[0] != a || *got[1] != b || *got[2] != cc {
+			t.Fatalf("after %s the list is %q (%v); want [a b c]", what, derefStrings(got), err)
 		}
 	}
 	for _, nc := range listCalls(ctx, l, nil, 0) {
@@ -327,8 +335,11 @@ func TestListBadInput(t *testing.T) {
 	anyList := GetList[any](c, l.Name())
 	check("Add(a func), which msgpack cannot encode", second(anyList.Add(ctx, func() {})), ErrCodec)
 	check("Insert(a channel)", anyList.Insert(ctx, 1, make(chan int)), ErrCodec)
-	for _, index := range []int64{-1, 3, 4, 1 << 40} {
-		for _, nc := range listCalls(ctx, l, &v, index) {
+	// 4294967295 and 2^40 are -1 and 0 once cut to 32 bits, as Redis 7.2+
+	// and Valkey cut LSET's index; math.MaxInt32+1 is the first index refused
+	// without asking Redis.
+	for _, index := range []int64{-1, 3, 4, math.MaxInt32, math.MaxInt32 + 1, 1<<32 - 1, 1 << 32, 1 << 40, math.MaxInt64} {
+		for _, nc := range listCalls(ctx, l, &z, index) {
 			switch nc.op {
 			case "Insert":
 				if index == 3 {
@@ -434,4 +445,16 @@ func TestListInsertRemoveAtConcurrent(t *testing.T) {
 	if len(all) != 100+inserters*each-removers*each {
 		t.Fatalf("size %d, want %d", len(all), 100+inserters*each-removers*each)
 	}
+}
+
+// derefStrings returns the strings ps point to ("<nil>" for nil).
+func derefStrings(ps []*string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = "<nil>"
+		if p != nil {
+			out[i] = *p
+		}
+	}
+	return out
 }

@@ -41,9 +41,21 @@ var (
 	versionMajor int // major version of redis-server; 0 if unknown
 )
 
-// ServerPath returns the paths of the redis-server and redis-cli binaries,
-// looking in PATH, /usr/bin and /usr/local/bin. When either is missing and
-// the test process runs as root with apt-get available, it runs
+// ServerEnv names the environment variable that selects the server binary
+// the tests run: an absolute path to a redis-server or valkey-server (a
+// symlink is fine). Sentinels run the same binary with --sentinel, and
+// clusters are created with the redis-cli or valkey-cli next to it (or the
+// one in PATH). Unset or empty, the binaries are looked up as ServerPath
+// says. make test-servers sets it once per server.
+const ServerEnv = "REDISSON_REDIS_SERVER"
+
+// ServerPath returns the paths of the server and redis-cli binaries. When
+// the environment variable ServerEnv is set, the server is the binary it
+// names and the cli the redis-cli or valkey-cli in the same directory
+// (otherwise the one in PATH); a ServerEnv that is not an absolute path to an
+// executable fails the test. Without it, ServerPath looks for redis-server
+// and redis-cli in PATH, /usr/bin and /usr/local/bin. When either is missing
+// and the test process runs as root with apt-get available, it runs
 // "apt-get update" and "apt-get install -y redis-server" (at most once per
 // process) and looks again. If the binaries are still missing the test fails
 // with tb.Fatalf explaining what to install; it never skips.
@@ -58,6 +70,9 @@ func ServerPath(tb testing.TB) (server, cli string) {
 
 // findBinaries is ServerPath without a testing.TB, for the shared instances.
 func findBinaries() (server, cli string, err error) {
+	if env := os.Getenv(ServerEnv); env != "" {
+		return envBinaries(env)
+	}
 	server, cli = lookup("redis-server"), lookup("redis-cli")
 	if server != "" && cli != "" {
 		return server, cli, nil
@@ -84,14 +99,43 @@ func findBinaries() (server, cli string, err error) {
 	return "", "", errors.New(msg)
 }
 
+// envBinaries returns the server ServerEnv names and the cli beside it.
+func envBinaries(server string) (string, string, error) {
+	if !filepath.IsAbs(server) {
+		return "", "", fmt.Errorf("redistest: %s=%q is not an absolute path", ServerEnv, server)
+	}
+	if !executable(server) {
+		return "", "", fmt.Errorf("redistest: %s=%q is not an executable file", ServerEnv, server)
+	}
+	dir := filepath.Dir(server)
+	for _, name := range []string{"redis-cli", "valkey-cli"} {
+		if p := filepath.Join(dir, name); executable(p) {
+			return server, p, nil
+		}
+	}
+	if cli := lookup("redis-cli"); cli != "" {
+		return server, cli, nil
+	}
+	if cli := lookup("valkey-cli"); cli != "" {
+		return server, cli, nil
+	}
+	return "", "", fmt.Errorf("redistest: no redis-cli or valkey-cli next to %s=%q nor in PATH", ServerEnv, server)
+}
+
+// executable reports whether p is a regular file (after symlinks) with an
+// execute bit.
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
 // lookup finds an executable named name in PATH, /usr/bin or /usr/local/bin.
 func lookup(name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	for _, dir := range []string{"/usr/bin", "/usr/local/bin"} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		if p := filepath.Join(dir, name); executable(p) {
 			return p
 		}
 	}
