@@ -98,7 +98,19 @@ func decodeValue[T any](c Codec, object string, data []byte) (T, error) {
 // slices as bare arrays, which Jackson cannot read as a java.lang.Object
 // (it expects a type id); time.Time uses the MessagePack timestamp
 // extension, which Jackson does not read.
-type MsgpackCodec struct{}
+//
+// A value another writer stored can decode without error: every byte below
+// 0x80 is a whole MessagePack integer, so the text "1" written by HSET or
+// SET reads as the integer 49 (0x31), "7" as 55. Longer text fails (bytes
+// left over). Set Strict to refuse what the codec would not have written.
+type MsgpackCodec struct {
+	// Strict makes Unmarshal accept only the exact bytes Marshal writes for
+	// the value decoded (else ErrCodec from the objects): "1" into an int,
+	// int64 or any (written with a Long type id), maps in another order,
+	// unknown struct fields. The format's limit: one ASCII byte into an
+	// int8..int32 (written bare) is that integer, strict or not. Default false.
+	Strict bool
+}
 
 func (MsgpackCodec) Name() string { return "msgpack" }
 
@@ -125,7 +137,7 @@ func (MsgpackCodec) Marshal(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (MsgpackCodec) Unmarshal(b []byte, v any) error {
+func (c MsgpackCodec) Unmarshal(b []byte, v any) error {
 	if len(b) == 1 && b[0] == msgpackNil && !nillable(v) {
 		return fmt.Errorf("msgpack nil cannot decode into %T", v)
 	}
@@ -144,6 +156,9 @@ func (MsgpackCodec) Unmarshal(b []byte, v any) error {
 	}
 	if p, ok := v.(*any); ok && err == nil {
 		*p = javaValue(widen(*p))
+	}
+	if err == nil && c.Strict {
+		err = strictDecode(c.Marshal, b, v)
 	}
 	return err
 }
@@ -237,8 +252,15 @@ func nillable(p any) bool {
 // for other numbers, and the value a Java type id means (javaValue). Java
 // objects carry an "@class" property that Go structs ignore on read and do
 // not write. Decoding JSON null into a type that cannot be nil is an error,
-// not a zero value.
-type JSONCodec struct{}
+// not a zero value. Text another writer stored that happens to be JSON (a
+// number written by HSET) decodes without error: set Strict to refuse it.
+type JSONCodec struct {
+	// Strict is MsgpackCodec's Strict for JSON: a bare 1 into an int
+	// (written ["java.lang.Long",1]), other spacing or key order, unknown
+	// fields, 1e2 for a float (written 100.0) are errors, and so is a float
+	// sum of Map.AddAndGet that Redis stored as 4, not 4.0. Default false.
+	Strict bool
+}
 
 func (JSONCodec) Name() string { return "json" }
 
@@ -259,17 +281,22 @@ func (JSONCodec) Marshal(v any) ([]byte, error) {
 	return b, nil
 }
 
-func (JSONCodec) Unmarshal(b []byte, v any) error {
+func (c JSONCodec) Unmarshal(b []byte, v any) error {
 	if string(bytes.TrimSpace(b)) == "null" && !nillable(v) {
 		return fmt.Errorf("json null cannot decode into %T", v)
 	}
+	var err error
 	if p, ok := v.(*any); ok {
-		return unmarshalJSONAny(b, p)
+		err = unmarshalJSONAny(b, p)
+	} else if jsonIntegerTarget(v) {
+		err = json.Unmarshal(jsonUnwrapInteger(b), v)
+	} else {
+		err = json.Unmarshal(b, v)
 	}
-	if jsonIntegerTarget(v) {
-		b = jsonUnwrapInteger(b)
+	if err == nil && c.Strict {
+		err = strictDecode(c.Marshal, b, v)
 	}
-	return json.Unmarshal(b, v)
+	return err
 }
 
 // StringCodec stores values as their UTF-8 text, byte for byte what

@@ -142,7 +142,7 @@ func (in *instruments) event(ctx context.Context, e *redisson.Event) {
 	case redisson.EventPubSubRerouted:
 		in.reroutes.Add(ctx, 1)
 	case redisson.EventScriptReloaded:
-		in.reloads.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrScript.String(e.Name))))
+		in.reloads.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(AttrScript.String(labelValue(e.Name)))))
 	}
 }
 
@@ -154,9 +154,9 @@ func (in *instruments) opSetsOf(op *redisson.Operation) *opSets {
 	if s != nil {
 		return s
 	}
-	kind, outcome := AttrKind.String(op.Kind), AttrOutcome.String(op.Outcome.String())
+	kind, outcome := AttrKind.String(labelValue(op.Kind)), AttrOutcome.String(op.Outcome.String())
 	s = &opSets{
-		op:          metric.WithAttributeSet(attribute.NewSet(kind, AttrOperation.String(op.Op), outcome)),
+		op:          metric.WithAttributeSet(attribute.NewSet(kind, AttrOperation.String(labelValue(op.Op)), outcome)),
 		kindOutcome: metric.WithAttributeSet(attribute.NewSet(kind, outcome)),
 	}
 	if isRateLimit(op) {
@@ -184,7 +184,7 @@ func (in *instruments) kindSet(kind string) metric.MeasurementOption {
 	if ok {
 		return s
 	}
-	s = metric.WithAttributeSet(attribute.NewSet(AttrKind.String(kind)))
+	s = metric.WithAttributeSet(attribute.NewSet(AttrKind.String(labelValue(kind))))
 	in.mu.Lock()
 	in.kindSets[kind] = s
 	in.mu.Unlock()
@@ -200,10 +200,10 @@ func (in *instruments) evSet(key evKey) metric.AddOption {
 	}
 	attrs := []attribute.KeyValue{AttrEvent.String(key.typ.String())}
 	if key.kind != "" {
-		attrs = append(attrs, AttrKind.String(key.kind))
+		attrs = append(attrs, AttrKind.String(labelValue(key.kind)))
 	}
 	if key.name != "" {
-		attrs = append(attrs, AttrScript.String(key.name))
+		attrs = append(attrs, AttrScript.String(labelValue(key.name)))
 	}
 	s = metric.WithAttributeSet(attribute.NewSet(attrs...))
 	in.mu.Lock()

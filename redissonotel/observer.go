@@ -19,7 +19,7 @@ const ScopeName = "github.com/goredisson/redisson/redissonotel"
 
 // The attribute keys, in OpenTelemetry's semantic-convention style.
 const (
-	AttrKind       = attribute.Key("redisson.object.kind") // object kind: "lock", "semaphore", ...
+	AttrKind       = attribute.Key("redisson.object.kind") // object kind as a label: "lock", "fair_lock", "blocking_queue", ...
 	AttrName       = attribute.Key("redisson.object.name") // object name (spans only; see NameMode)
 	AttrOperation  = attribute.Key("redisson.operation")   // operation: "lock.acquire", ... (metrics)
 	AttrOutcome    = attribute.Key("redisson.outcome")     // redisson.Outcome's String
@@ -30,6 +30,7 @@ const (
 	AttrScript     = attribute.Key("redisson.script")      // a library script's name (script reloads)
 	AttrDecision   = attribute.Key("redisson.decision")    // "allowed" or "denied"
 	AttrErrorType  = attribute.Key("error.type")           // the outcome, on spans that failed
+	AttrClient     = attribute.Key("redisson.client")      // the gauges' client: its ID or WithClientName (metrics)
 )
 
 // NameMode says what spans record of an object's name.
@@ -131,7 +132,7 @@ func (o *Observer) OperationEnd(ctx context.Context, op *redisson.Operation) {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 7)
-	attrs = append(attrs, AttrKind.String(op.Kind))
+	attrs = append(attrs, AttrKind.String(labelValue(op.Kind)))
 	if name, ok := o.name(op.Name); ok {
 		attrs = append(attrs, AttrName.String(name))
 	}
@@ -164,7 +165,7 @@ func (o *Observer) Event(ctx context.Context, e *redisson.Event) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		attrs := []attribute.KeyValue{AttrEvent.String(e.Type.String())}
 		if e.Kind != "" {
-			attrs = append(attrs, AttrKind.String(e.Kind))
+			attrs = append(attrs, AttrKind.String(labelValue(e.Kind)))
 		}
 		if name, ok := o.name(e.Name); ok && e.Name != "" {
 			attrs = append(attrs, AttrName.String(name))

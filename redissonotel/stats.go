@@ -2,10 +2,12 @@ package redissonotel
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/goredisson/redisson"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -14,32 +16,75 @@ type StatsReader interface {
 	Stats() redisson.Stats
 }
 
+// ClientOption configures one RegisterClient call.
+type ClientOption func(*clientConfig)
+
+type clientConfig struct {
+	name string
+}
+
+// WithClientName sets the value of the gauges' redisson.client attribute
+// for the registered client. Default: the client's ID() (its uuid, the one
+// in its lock owners "<client uuid>:<n>") when it has one, else
+// "client_<n>" in registration order. Clients registered under one name
+// share one series, their Stats added up: WithClientName("all") on every
+// client gives the single summed series of earlier versions. The name is
+// made a label value as every other one (lower case, no spaces: "order
+// service" becomes "order_service").
+func WithClientName(name string) ClientOption {
+	return func(c *clientConfig) { c.name = name }
+}
+
 // RegisterClient makes the Observer's gauges (redisson.leases.held,
 // redisson.waiters, redisson.pubsub.channels, redisson.pubsub.connections)
-// read c.Stats() at each collection, summed over the registered clients; with
-// no client registered they report nothing. It returns the function that
+// read c.Stats() at each collection, one series per registered client,
+// told apart by the redisson.client attribute (see WithClientName); with no
+// client registered they report nothing. It returns the function that
 // unregisters c, safe to call more than once; call it before or after
 // c.Close (Stats of a closed client reads its final state).
-func (o *Observer) RegisterClient(c StatsReader) (unregister func()) {
-	return o.stats.add(c)
+func (o *Observer) RegisterClient(c StatsReader, opts ...ClientOption) (unregister func()) {
+	var cfg clientConfig
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&cfg)
+		}
+	}
+	return o.stats.add(c, cfg.name)
 }
 
 // statsSources are the clients registered for the gauges.
 type statsSources struct {
 	mu      sync.Mutex
 	next    int
-	clients map[int]StatsReader
+	clients map[int]statsSource
 }
 
-func (s *statsSources) add(c StatsReader) func() {
+// statsSource is one registered client and the attributes of its series.
+type statsSource struct {
+	r     StatsReader
+	name  string
+	attrs metric.ObserveOption
+}
+
+func (s *statsSources) add(c StatsReader, name string) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.clients == nil {
-		s.clients = map[int]StatsReader{}
+		s.clients = map[int]statsSource{}
 	}
 	id := s.next
 	s.next++
-	s.clients[id] = c
+	if name == "" {
+		if ider, ok := c.(interface{ ID() string }); ok {
+			name = ider.ID()
+		}
+	}
+	if name == "" {
+		name = "client_" + strconv.Itoa(id)
+	}
+	name = labelValue(name)
+	s.clients[id] = statsSource{r: c, name: name,
+		attrs: metric.WithAttributeSet(attribute.NewSet(AttrClient.String(name)))}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -50,24 +95,34 @@ func (s *statsSources) add(c StatsReader) func() {
 	}
 }
 
-// sum returns the registered clients' Stats added up, and false when none
-// is registered.
-func (s *statsSources) sum() (redisson.Stats, bool) {
+// clientStats is the Stats of the clients registered under one name.
+type clientStats struct {
+	attrs metric.ObserveOption
+	st    redisson.Stats
+}
+
+// byClient returns the registered clients' Stats, added up per name.
+func (s *statsSources) byClient() map[string]*clientStats {
 	s.mu.Lock()
-	readers := make([]StatsReader, 0, len(s.clients))
+	sources := make([]statsSource, 0, len(s.clients))
 	for _, c := range s.clients {
-		readers = append(readers, c)
+		sources = append(sources, c)
 	}
 	s.mu.Unlock()
-	var t redisson.Stats
-	for _, c := range readers { // outside s.mu: Stats takes the client's own mutexes
-		st := c.Stats()
-		t.LeasesHeld += st.LeasesHeld
-		t.Waiters += st.Waiters
-		t.Channels += st.Channels
-		t.PubSubConns += st.PubSubConns
+	out := make(map[string]*clientStats, len(sources))
+	for _, src := range sources { // outside s.mu: Stats takes the client's own mutexes
+		st := src.r.Stats()
+		t := out[src.name]
+		if t == nil {
+			t = &clientStats{attrs: src.attrs}
+			out[src.name] = t
+		}
+		t.st.LeasesHeld += st.LeasesHeld
+		t.st.Waiters += st.Waiters
+		t.st.Channels += st.Channels
+		t.st.PubSubConns += st.PubSubConns
 	}
-	return t, len(readers) > 0
+	return out
 }
 
 // register creates the gauges on m and the callback that reads them.
@@ -80,19 +135,17 @@ func (s *statsSources) register(m, noopMeter metric.Meter) {
 		}
 		return g
 	}
-	held := gauge(MetricLeasesHeld, "{lease}", "Holds of locks and permits the registered clients have now.")
+	held := gauge(MetricLeasesHeld, "{lease}", "Holds of locks and permits the client has now.")
 	waiters := gauge(MetricWaiters, "{waiter}", "Callers blocked now on a lock, semaphore or latch.")
 	channels := gauge(MetricChannels, "{channel}", "Pub/sub channels subscribed now.")
 	conns := gauge(MetricConnections, "{connection}", "Pub/sub connections open now.")
 	_, err := m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		st, ok := s.sum()
-		if !ok {
-			return nil
+		for _, c := range s.byClient() {
+			obs.ObserveInt64(held, int64(c.st.LeasesHeld), c.attrs)
+			obs.ObserveInt64(waiters, int64(c.st.Waiters), c.attrs)
+			obs.ObserveInt64(channels, int64(c.st.Channels), c.attrs)
+			obs.ObserveInt64(conns, int64(c.st.PubSubConns), c.attrs)
 		}
-		obs.ObserveInt64(held, int64(st.LeasesHeld))
-		obs.ObserveInt64(waiters, int64(st.Waiters))
-		obs.ObserveInt64(channels, int64(st.Channels))
-		obs.ObserveInt64(conns, int64(st.PubSubConns))
 		return nil
 	}, held, waiters, channels, conns)
 	if err != nil {
