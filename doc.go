@@ -47,20 +47,58 @@
 //
 // # Objects
 //
-// Locks and synchronizers: Lock, ReadWriteLock, FairLock, MultiLock,
-// RedLock, Semaphore, PermitExpirableSemaphore, CountDownLatch. Rate
-// limiting: RateLimiter (Redisson's RRateLimiter), and the KeyedLimiter
-// implementations FixedWindowLimiter and GCRALimiter, which the httplimit
-// package turns into net/http middleware. Typed objects, created by generic
-// package functions because methods cannot have type parameters:
-// GetBucket, GetMap, GetTopic, GetShardedTopic, GetBloomFilter, plus
-// AtomicLong and IdGenerator; their values go through a Codec
-// (MsgpackCodec by default).
+// Every object the Client hands out, with the constructor that returns it.
+// Constructors do no I/O. Typed objects are created by generic package
+// functions, because methods cannot have type parameters; their values go
+// through a Codec (MsgpackCodec by default, WithCodec per object).
+//
+// Locks and synchronizers:
+//   - Client.GetLock: Lock, a reentrant lock with leases, a watchdog and fencing tokens (RLock).
+//   - Client.GetFairLock: a Lock granted in request order across processes (RFairLock).
+//   - Client.GetReadWriteLock: ReadWriteLock, many readers or one writer (RReadWriteLock).
+//   - NewMultiLock: MultiLock, all of several locks or none (RedissonMultiLock).
+//   - NewRedLock: RedLock, a majority of locks on independent masters (RedissonRedLock).
+//   - Client.GetSemaphore: Semaphore, counted permits without owners (RSemaphore).
+//   - Client.GetPermitExpirableSemaphore: PermitExpirableSemaphore, permits with ids and leases.
+//   - Client.GetCountDownLatch: CountDownLatch, waiters released at zero (RCountDownLatch).
+//
+// Rate limiting:
+//   - Client.GetRateLimiter: RateLimiter, Redisson's sliding-window RRateLimiter.
+//   - Client.GetFixedWindowLimiter: FixedWindowLimiter, a KeyedLimiter, one counter per identity and window.
+//   - Client.GetGCRALimiter: GCRALimiter, a KeyedLimiter by the generic cell rate algorithm.
+//
+// The httplimit package turns a KeyedLimiter into net/http middleware.
+//
+// Values and counters:
+//   - GetBucket: Bucket, one typed value (RBucket).
+//   - Client.GetAtomicLong: AtomicLong, an int64 counter (RAtomicLong).
+//   - Client.GetIdGenerator: IdGenerator, unique ids allocated in blocks (RIdGenerator).
+//   - GetBloomFilter: BloomFilter, Redisson's layout and bit positions (RBloomFilter).
+//
+// Maps and caches:
+//   - GetMap: Map, a typed hash (RMap).
+//   - GetMapCache: MapCache, a map whose entries have a TTL and a max idle time (RMapCache).
+//   - GetLocalCachedMap: LocalCachedMap, a Map read from memory, invalidated across instances (RLocalCachedMap).
+//
+// Collections and queues:
+//   - GetList: List, a typed Redis list (RList).
+//   - GetSet: Set, a typed Redis set (RSet).
+//   - GetSortedSet: SortedSet, a typed zset with scores (RScoredSortedSet).
+//   - GetQueue: Queue, offer at the tail and poll at the head (RQueue).
+//   - GetDeque: Deque, both ends of one list (RDeque).
+//   - GetBlockingQueue: BlockingQueue, a Queue whose Take waits and never loses an element (RBlockingQueue).
+//   - GetBoundedBlockingQueue: BoundedBlockingQueue, a BlockingQueue with a capacity (RBoundedBlockingQueue).
+//   - GetDelayedQueue: DelayedQueue, elements moved into a destination queue once due (RDelayedQueue).
+//
+// Messaging:
+//   - GetTopic: Topic, typed publish and subscribe on a channel (RTopic).
+//   - GetShardedTopic: a Topic on a sharded channel, SPUBLISH and SSUBSCRIBE (RShardedTopic).
 //
 // Inspection, for operators and admin pages: Client.InspectLock (and its
 // fair and read-write forms), InspectSemaphore,
 // InspectPermitExpirableSemaphore, InspectCountDownLatch,
-// InspectRateLimiter, InspectBucket, InspectMap and ListObjects read an
+// InspectRateLimiter, InspectBucket, InspectMap, InspectMapCache, InspectQueue
+// and ListObjects read an
 // object's state in Redis whoever holds it, Java's Redisson included,
 // without changing it; cmd/redissonctl prints them.
 //

@@ -103,3 +103,76 @@ func ExampleBoundedBlockingQueue_Put() {
 	// true false
 	// <nil> [b]
 }
+
+// A Deque is Redisson's RDeque: offers and polls at either end of one list.
+func ExampleGetDeque() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	d := redisson.GetDeque[string](client, "recent")
+	_ = d.OfferLast(ctx, "b")
+	_ = d.OfferFirst(ctx, "a") // to the head
+	_ = d.OfferLast(ctx, "c")
+	last, _, _ := d.PeekLast(ctx)
+	first, _, _ := d.PollFirst(ctx)
+	end, _, _ := d.PollLast(ctx)
+	rest, _ := d.ReadAll(ctx)
+	fmt.Println(last, first, end, rest)
+	// Output: c a c [b]
+}
+
+// A worker takes jobs from a BlockingQueue until its context ends; jobs
+// offered by any instance (Java's included) reach whichever worker takes
+// first, and a job is never lost to a Take that gives up.
+func ExampleBlockingQueue_worker() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	jobs := redisson.GetBlockingQueue[string](client, "thumbnails")
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // the worker
+		defer close(done)
+		for {
+			job, err := jobs.Take(ctx) // waits for the next job
+			if err != nil {
+				return // ctx ended (errors.Is(err, context.Canceled)), or Redis failed
+			}
+			fmt.Println("resized", job)
+			if job == "c.png" {
+				stop()
+			}
+		}
+	}()
+	for _, j := range []string{"a.png", "b.png", "c.png"} {
+		if err := jobs.Offer(context.Background(), j); err != nil {
+			panic(err)
+		}
+	}
+	<-done
+	// Output:
+	// resized a.png
+	// resized b.png
+	// resized c.png
+}

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +147,30 @@ func quickStartBlock(readme string) (string, error) {
 		return "", errors.New("the quick start's ```go block does not end")
 	}
 	return src + "\n", nil
+}
+
+// TestReadmeExamplesExist fails when the README links an Example (by name,
+// to the file that holds it) that does not exist there or has no Output
+// comment, so the snippets' runnable counterparts stay real.
+func TestReadmeExamplesExist(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile("\\[`(?:[a-z]+\\.)?(Example[A-Za-z0-9_]*)`\\]\\(([^)#]+_test\\.go)\\)").FindAllStringSubmatch(string(readme), -1)
+	if len(links) < 6 {
+		t.Fatalf("README links %d Examples; want one per use case (lock, limiter, gin, echo, queue, cache)", len(links))
+	}
+	fset := token.NewFileSet()
+	for _, l := range links {
+		name, path := l[1], l[2]
+		file, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("README links %s in %s: %v", name, path, err)
+			continue
+		}
+		if !slices.Contains(exampleFuncs(file), name) {
+			t.Errorf("README links %s in %s, which has no such Example with an // Output: comment", name, path)
+		}
+	}
 }
