@@ -58,6 +58,7 @@
 //   - Client.GetReadWriteLock: ReadWriteLock, many readers or one writer (RReadWriteLock).
 //   - NewMultiLock: MultiLock, all of several locks or none (RedissonMultiLock).
 //   - NewRedLock: RedLock, a majority of locks on independent masters (RedissonRedLock).
+//   - NewRedisLogger: RedisLogger, go-redis's own log lines as slog records (install with redis.SetLogger).
 //   - Client.GetSemaphore: Semaphore, counted permits without owners (RSemaphore).
 //   - Client.GetPermitExpirableSemaphore: PermitExpirableSemaphore, permits with ids and leases.
 //   - Client.GetCountDownLatch: CountDownLatch, waiters released at zero (RCountDownLatch).
