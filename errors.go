@@ -49,7 +49,8 @@ var (
 
 	// ErrWrongType is returned when the key behind an object holds a Redis value
 	// of another type (a string where a lock hash is expected, for example).
-	// Redis is left unchanged.
+	// Redis is left unchanged. The error's text does not repeat the script's
+	// SHA and line that Redis reports; errors.Unwrap gives Redis's reply.
 	ErrWrongType = errors.New("redisson: key holds a value of the wrong type")
 
 	// ErrUnexpectedReply is returned when a script or command answers with a
@@ -75,6 +76,30 @@ var (
 	// configured first (a RateLimiter before TrySetRate/SetRate, a
 	// BloomFilter before TryInit).
 	ErrNotInitialized = errors.New("redisson: object not initialized")
+)
+
+// Errors of reaching Redis, the same from every call of every object and
+// from Client.Ping. Each wraps the error it was recognised from (the Redis
+// reply or the dial error), reachable with errors.Unwrap and errors.As.
+var (
+	// ErrAuth is returned when Redis refuses the connection's identity: a
+	// missing or wrong password or user (NOAUTH, WRONGPASS, or the
+	// "unauthenticated" protocol error), or a command the user's ACL does
+	// not permit (NOPERM). The call did not run.
+	ErrAuth = errors.New("redisson: redis refused authentication")
+
+	// ErrUnreachable is returned when no connection to Redis could be made:
+	// the dial was refused or timed out, or no Sentinel answered. The call
+	// was not sent. A call that failed once sent (a read timeout, a
+	// connection reset in flight) is not ErrUnreachable: it may have run,
+	// and returns its own error.
+	ErrUnreachable = errors.New("redisson: redis unreachable")
+
+	// ErrUnsupported is returned when the server lacks a command the call
+	// needs (an older version, or a command renamed away with
+	// rename-command or refused by the deployment); the error names the
+	// command. The call did not run.
+	ErrUnsupported = errors.New("redisson: command not supported by the redis server")
 )
 
 // Errors of Semaphore and CountDownLatch.
@@ -285,18 +310,16 @@ func (e *namedError) Unwrap() error { return e.cause }
 
 // objectErr names the object in err, the error of a call on it. nil and
 // ErrClientClosed pass unchanged (the client's state, not the object's), an
-// error that already names an object is kept, and a WRONGTYPE reply matches
-// ErrWrongType.
+// error that already names an object is kept, and a Redis error goes
+// through the one classifier (classify: ErrAuth, ErrUnreachable,
+// ErrUnsupported, ErrWrongType).
 func objectErr(kind, name string, err error) error {
 	var named *objectError
 	var text *namedError
 	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) || errors.As(err, &text) {
 		return err
 	}
-	if isWrongType(err) {
-		err = &wrongTypeError{err: err}
-	}
-	return &objectError{kind: kind, name: name, cause: err}
+	return &objectError{kind: kind, name: name, cause: classify(err)}
 }
 
 // objectErrorf returns an error of the object's own, the format (with its
@@ -316,7 +339,7 @@ func intKeyErr(kind, name string, err error) error {
 	case strings.Contains(err.Error(), "not an integer"):
 		return &objectError{kind: kind, name: name, cause: &wrongTypeError{err: err}}
 	case overflows(err):
-		return objectErrorf(kind, name, "%w: the count would overflow: %w", ErrInvalidPermits, err)
+		return &objectError{kind: kind, name: name, cause: &redisError{sentinel: ErrInvalidPermits, text: "the count would overflow", err: err}}
 	}
 	return objectErr(kind, name, err)
 }
@@ -327,12 +350,13 @@ func overflows(err error) bool {
 	return strings.Contains(err.Error(), "increment or decrement would overflow")
 }
 
-// wrongTypeError keeps the Redis reply and matches ErrWrongType.
+// wrongTypeError keeps the Redis reply and matches ErrWrongType. Its text
+// is the sentinel's alone: the reply of a script names the script's SHA
+// and line (`script: f_<sha>, on @user_script:12.`, or Redis 6's `Error
+// running script (call to f_<sha>)`), which say nothing to the caller.
 type wrongTypeError struct{ err error }
 
-func (e *wrongTypeError) Error() string {
-	return "key holds a value of the wrong type: " + e.err.Error()
-}
+func (e *wrongTypeError) Error() string { return ErrWrongType.Error() }
 
 func (e *wrongTypeError) Is(target error) bool { return target == ErrWrongType }
 
@@ -345,5 +369,8 @@ func isWrongType(err error) bool { return strings.Contains(err.Error(), "WRONGTY
 // lost reply, a timeout, a cancelled context, a dropped connection) leaves
 // that open, and go-redis may still resend it. A call the script runner
 // never sent (its context had already ended: scripting.NotSentError) has
-// not run.
-func mayHaveRun(err error) bool { return scripting.MayHaveRun(err) }
+// not run, nor has one whose connection could not be made (a refused or
+// timed-out dial, classify's ErrUnreachable).
+func mayHaveRun(err error) bool {
+	return scripting.MayHaveRun(err) && !isDialError(err) && !errors.Is(err, ErrUnreachable)
+}

@@ -50,7 +50,9 @@ type Server struct {
 // --dir set to a fresh tb.TempDir(), followed by extraArgs (for example
 // "--maxmemory", "10mb"). It waits until the server answers PING (failing the
 // test with the server's log otherwise) and registers a tb.Cleanup that stops
-// it. If the server cannot bind its port, a few other ports are tried.
+// it. If the server cannot bind its port, a few other ports are tried. A
+// server started with "--requirepass" counts as ready when it refuses PING
+// with NOAUTH; its Client then needs the password in its options.
 func Start(tb testing.TB, extraArgs ...string) *Server {
 	tb.Helper()
 	bin, _ := ServerPath(tb)
@@ -327,8 +329,9 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		v, err := do(ctx, s.Addr(), "PING")
 		cancel()
-		if err == nil && v == "PONG" {
-			return nil
+		var reply RedisError
+		if err == nil && v == "PONG" || errors.As(err, &reply) && strings.HasPrefix(string(reply), "NOAUTH") {
+			return nil // a server started with --requirepass answers, refusing
 		}
 		if err == nil {
 			err = fmt.Errorf("unexpected PING reply %v", v)
