@@ -86,7 +86,7 @@ const (
 	EventPubSubLost                           // a pub/sub connection failed (Node, Channels, Err)
 	EventPubSubReplaced                       // a new pub/sub connection replaced a failed one and resubscribed (Node, Channels)
 	EventPubSubRerouted                       // channels moved to another node after a failover or slot move (Node, Channels)
-	EventScriptReloaded                       // a script was loaded again after NOSCRIPT (Name: the script)
+	EventScriptReloaded                       // a script the client had loaded or run was loaded again after NOSCRIPT (SCRIPT FLUSH, a restart, a failover); a first load is none (Name: the script)
 	EventHandOffFailed                        // a wake-up or announcement could not be published (Kind, Name, Err)
 	EventJanitorFailed                        // deleting release latches or call markers failed (Count keys, Err)
 	EventCloseWaiting                         // Close is waiting for work in flight (Name: what, Duration: how long at most)

@@ -37,8 +37,9 @@ func newScripts(rdb redis.UniversalClient, topo topology, em *emitter, o Options
 // auto-pipeline with Options.DisableAutoPipeline nor on Cluster (a batch
 // waits for its slowest master, so one failing master would hold up the
 // calls to the healthy ones); round trips counted into the operation
-// record when an Observer is set; each SCRIPT LOAD after NOSCRIPT reported
-// as EventScriptReloaded.
+// record when an Observer is set; each SCRIPT LOAD after NOSCRIPT of a
+// script the client had loaded or run before reported as
+// EventScriptReloaded (a first load is not a reload).
 func runnerConfig(rdb redis.UniversalClient, topo topology, em *emitter, o Options) scripting.Config {
 	cfg := scripting.Config{
 		Redis:    rdb,

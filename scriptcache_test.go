@@ -296,3 +296,36 @@ func (h *loadCounter) Handle(ctx context.Context, r slog.Record) error {
 func (h *loadCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
 
 func (h *loadCounter) WithGroup(string) slog.Handler { return h }
+
+// A client's first load of each script is no reload: a fresh server and
+// client run scripts with no script_reloaded event; after SCRIPT FLUSH the
+// next call's load is one.
+func TestScriptFirstLoadIsNoReload(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	c, rec, _ := observedClientOn(t, rdb, nil)
+	ctx := testCtx(t, 30*time.Second)
+	l := c.GetLock(uniqueName(t, rdb))
+	mustTryLock(t, ctx, l, 0, 0)
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := c.GetSemaphore(uniqueName(t, rdb))
+	if _, err := s.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := commandCalls(t, rdb, "script|load"); n < 3 {
+		t.Fatalf("SCRIPT LOAD called %d times on a fresh server; want at least 3 (the test's premise)", n)
+	}
+	if evs := rec.eventsOf(EventScriptReloaded); len(evs) != 0 {
+		t.Fatalf("script_reloaded events on first use = %+v, want none", evs)
+	}
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustTryLock(t, ctx, l, 0, 0)
+	evs := rec.eventsOf(EventScriptReloaded)
+	if len(evs) != 1 || evs[0].Name != l.kind.acquire.Name() {
+		t.Fatalf("script_reloaded events after SCRIPT FLUSH = %+v, want one naming %q", evs, l.kind.acquire.Name())
+	}
+}

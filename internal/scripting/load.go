@@ -116,12 +116,14 @@ func isContextErr(err error) bool {
 // non-nil map) and the first failure.
 func (r *Runner) loadNow(ctx context.Context, s *Script) (map[string]error, error) {
 	r.trip(ctx, 1) // on Cluster, one per master, sent in parallel
-	if r.reloaded != nil {
+	if r.reloaded != nil && r.wasSeen(s) {
 		r.reloaded(s.name)
 	}
 	cc := r.cluster
 	if cc == nil {
-		return nil, r.rdb.ScriptLoad(ctx, s.src).Err()
+		err := r.rdb.ScriptLoad(ctx, s.src).Err()
+		r.saw(s, err)
+		return nil, err
 	}
 	var mu sync.Mutex
 	var anyErr error
@@ -137,5 +139,8 @@ func (r *Runner) loadNow(ctx context.Context, s *Script) (map[string]error, erro
 		}
 		return nil
 	})
+	if len(errs) == 0 {
+		r.saw(s, nil)
+	}
 	return errs, anyErr
 }

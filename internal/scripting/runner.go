@@ -40,8 +40,11 @@ type Config struct {
 	// CountTrips, when not nil, is told of the round trips a call makes,
 	// with the call's context (the operation it belongs to rides in it).
 	CountTrips func(ctx context.Context, n int)
-	// Reloaded, when not nil, is told of each SCRIPT LOAD after NOSCRIPT,
-	// with the script's name, before it is sent.
+	// Reloaded, when not nil, is told of each SCRIPT LOAD after NOSCRIPT
+	// of a script this Runner had loaded or run before (flushed since, or
+	// on a node that took over after a failover), with the script's name,
+	// before it is sent. A script's first load is not a reload: a client
+	// that starts loads every script once, and that is no event.
 	Reloaded func(name string)
 }
 
@@ -61,6 +64,9 @@ type Runner struct {
 	mu      sync.Mutex
 	loads   int
 	loading map[loadKey]*loadFlight
+	// seen holds the SHA of every script this Runner loaded or ran (a
+	// reply other than NOSCRIPT): a NOSCRIPT for one of them is a reload.
+	seen sync.Map
 }
 
 // NewRunner returns a Runner working as cfg says. It does no I/O.
@@ -174,6 +180,7 @@ func (r *Runner) runOnce(ctx context.Context, s *Script, keys []string, argv, ar
 	sent := time.Now()
 	cmd := r.evalShaTrip(ctx, s, keys, argv, args)
 	if !IsNoScript(cmd.Err()) {
+		r.saw(s, cmd.Err())
 		return cmd
 	}
 	shared, err := r.load(ctx, s, keys, sent)
@@ -207,6 +214,23 @@ func (r *Runner) evalShaTrip(ctx context.Context, s *Script, keys []string, argv
 		}
 	}
 	return cmd
+}
+
+// saw marks s as present on the server when err, the result of its call
+// or load, is nil.
+func (r *Runner) saw(s *Script, err error) {
+	if err != nil {
+		return
+	}
+	if _, ok := r.seen.Load(s.sha); !ok {
+		r.seen.Store(s.sha, struct{}{})
+	}
+}
+
+// wasSeen reports whether s was loaded or ran through this Runner before.
+func (r *Runner) wasSeen(s *Script) bool {
+	_, ok := r.seen.Load(s.sha)
+	return ok
 }
 
 // trip counts n round trips for the operation ctx belongs to, if counted.
