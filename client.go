@@ -46,6 +46,7 @@ type Client struct {
 	tokenExtra []any
 
 	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
+	caps      *capsProbe       // the server's Capabilities, detected once
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -80,7 +81,8 @@ func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, e
 	em := &emitter{log: o.Logger, obs: o.Observer}
 	s := newScripts(rdb, topo, em, o)
 	id := uuid.NewString()
-	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em)
+	caps := newCapsProbe(rdb, topo)
+	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em, caps)
 	c := &Client{
 		rdb:            rdb,
 		id:             id,
@@ -96,6 +98,7 @@ func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, e
 		janitor:        newJanitor(rdb, topo, em, tune.janitorEvery),
 		queues:         newQueueService(rdb, s, ps, em, o.CleanupTimeout),
 		handles:        newLazyLoop(),
+		caps:           caps,
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}

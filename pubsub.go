@@ -39,11 +39,16 @@ type pubsubService struct {
 	engine  *pubsub.Service
 	closing <-chan struct{} // closed when the client closes
 	emit    *emitter        // reports the engine's connection events
+	// caps tells whether the server has sharded pub/sub, asked before a
+	// sharded subscription the user chose (PubSubSharded on Cluster, a
+	// sharded topic); forced reports PubSubSharded on Cluster.
+	caps   *capsProbe
+	forced bool
 }
 
 // newPubSub builds the service of client id over rdb: it does no I/O.
-func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter) *pubsubService {
-	p := &pubsubService{emit: em}
+func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter, caps *capsProbe) *pubsubService {
+	p := &pubsubService{emit: em, caps: caps, forced: mode == PubSubSharded && topo.isCluster()}
 	presence := ""
 	if topo.single {
 		presence = "redisson_go_presence:" + id
@@ -140,6 +145,11 @@ func (ch objectChannel) engine() pubsub.Object { return pubsub.Object{Name: ch.n
 // this client listens to it yet. It does not wait for Redis to confirm: see
 // ready.
 func (p *pubsubService) subscribe(ctx context.Context, ch objectChannel, policy wakePolicy) (*channelSub, error) {
+	if p.forced && !ch.plain {
+		if err := p.needSharded(ctx); err != nil {
+			return nil, err
+		}
+	}
 	s, err := p.engine.Subscribe(ctx, ch.engine(), policy.engine())
 	return (*channelSub)(s), err
 }
@@ -155,8 +165,25 @@ func (p *pubsubService) join(ch objectChannel) (sub *channelSub, queued bool, yi
 
 // listen joins a topic's channel as listener l (see Topic.Subscribe).
 func (p *pubsubService) listen(ctx context.Context, key chanKey, l *listener) (*channelSub, error) {
+	if key.sharded {
+		if err := p.needSharded(ctx); err != nil {
+			return nil, err
+		}
+	}
 	s, err := p.engine.Listen(ctx, pubsub.Key{Name: key.name, Sharded: key.sharded}, l)
 	return (*channelSub)(s), err
+}
+
+// needSharded returns ErrUnsupported naming SSUBSCRIBE when the server's
+// Capabilities lack sharded pub/sub, so that a sharded subscription fails at
+// once with that error rather than waiting for a confirmation that cannot
+// come. A detection that fails says nothing: the subscription goes ahead,
+// as it did before the check.
+func (p *pubsubService) needSharded(ctx context.Context) error {
+	if caps, err := p.caps.get(ctx); err != nil || caps.ShardedPubSub {
+		return nil
+	}
+	return unsupported("ssubscribe", "sharded pub/sub")
 }
 
 // listening reports whether this client listens to an object channel that

@@ -129,22 +129,22 @@ func authText(msg string) string {
 
 // unknownCommand reports a reply saying the server has no such command or
 // subcommand, and names it: "ERR unknown command 'blmove', with args
-// beginning with: ...", "ERR unknown subcommand 'no-evict'. Try CLIENT
-// HELP.", and from a script, "ERR Unknown Redis command called from script".
+// beginning with: ..." (Redis 6.0 quotes with backticks), "ERR unknown
+// subcommand 'no-evict'. Try CLIENT HELP.", and from a script, "ERR Unknown
+// Redis command called from script".
 func unknownCommand(msg string) (string, bool) {
 	lower := strings.ToLower(msg)
-	for _, p := range []string{"unknown command '", "unknown subcommand '"} {
-		if i := strings.Index(lower, p); i >= 0 {
-			rest := msg[i+len(p):]
-			if j := strings.IndexByte(rest, '\''); j >= 0 {
-				rest = rest[:j]
-			}
-			what := "command "
-			if strings.Contains(p, "sub") {
-				what = "subcommand "
-			}
-			return "the server lacks " + what + strings.ToUpper(rest), true
+	for _, what := range []string{"command", "subcommand"} {
+		i := strings.Index(lower, "unknown "+what+" ")
+		if i < 0 {
+			continue
 		}
+		rest := msg[i+len("unknown "+what+" "):]
+		if rest == "" || (rest[0] != '\'' && rest[0] != '`') {
+			continue
+		}
+		name, _, _ := strings.Cut(rest[1:], rest[:1])
+		return "the server lacks " + what + " " + strings.ToUpper(name), true
 	}
 	if strings.Contains(lower, "unknown redis command called from script") {
 		return "the server lacks a command a script calls", true

@@ -200,3 +200,19 @@ func TestClassifyKeepsInFlightErrors(t *testing.T) {
 		t.Errorf("classify(refused dial) = %v (mayHaveRun %v), want ErrUnreachable, not run", err, mayHaveRun(err))
 	}
 }
+
+func TestUnknownCommandNames(t *testing.T) {
+	for msg, want := range map[string]string{
+		"ERR unknown command 'blmove', with args beginning with: 'a' ":  "the server lacks command BLMOVE",
+		"ERR unknown command `blmove`, with args beginning with: `a`, ": "the server lacks command BLMOVE",
+		"ERR unknown subcommand 'no-evict'. Try CLIENT HELP.":           "the server lacks subcommand NO-EVICT",
+		"ERR Unknown Redis command called from script script: f_0123":   "the server lacks a command a script calls",
+	} {
+		if got, ok := unknownCommand(msg); !ok || got != want {
+			t.Errorf("unknownCommand(%q) = %q, %v; want %q", msg, got, ok, want)
+		}
+	}
+	if _, ok := unknownCommand("ERR wrong number of arguments for 'get' command"); ok {
+		t.Error("an arity error read as an unknown command")
+	}
+}

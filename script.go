@@ -29,6 +29,7 @@ func mustScript(name string) *script {
 	if err != nil {
 		panic("redisson: " + err.Error()) // a build defect, not a runtime condition
 	}
+	allScripts = append(allScripts, s)
 	return s
 }
 
