@@ -47,6 +47,7 @@ type Client struct {
 
 	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
 	caps      *capsProbe       // the server's Capabilities, detected once
+	sub       *subscriber      // the pub/sub engine's go-redis client, closed after it
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -82,7 +83,8 @@ func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, e
 	s := newScripts(rdb, topo, em, o)
 	id := uuid.NewString()
 	caps := newCapsProbe(rdb, topo)
-	ps := newPubSub(rdb, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em, caps)
+	sub := newSubscriber(rdb, topo, em)
+	ps := newPubSub(sub, topo, id, o.PubSubMode, o.PubSubHealthCheck, o.SubscriptionLinger, em, caps)
 	c := &Client{
 		rdb:            rdb,
 		id:             id,
@@ -99,6 +101,7 @@ func newTuned(rdb redis.UniversalClient, opts *Options, tune tuning) (*Client, e
 		queues:         newQueueService(rdb, s, ps, em, o.CleanupTimeout),
 		handles:        newLazyLoop(),
 		caps:           caps,
+		sub:            sub,
 		closing:        make(chan struct{}),
 		retryWindowArg: strconv.FormatInt(o.RetryWindow.Milliseconds(), 10),
 	}
@@ -136,6 +139,7 @@ func (c *Client) Close() error {
 	c.delayq.close()
 	c.watchdog.close()
 	c.pubsub.close()
+	c.sub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
 	c.handles.wait()

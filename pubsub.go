@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/pubsub"
-	"github.com/redis/go-redis/v9"
 )
 
 // PubSubMode chooses how object channels (locks, semaphores, latches) are
@@ -46,16 +45,18 @@ type pubsubService struct {
 	forced bool
 }
 
-// newPubSub builds the service of client id over rdb: it does no I/O.
-func newPubSub(rdb redis.UniversalClient, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter, caps *capsProbe) *pubsubService {
+// newPubSub builds the service of client id over sub's client (a clone of
+// the user's that marks its connections CLIENT NO-EVICT, see subscriber):
+// it does no I/O.
+func newPubSub(sub *subscriber, topo topology, id string, mode PubSubMode, health, linger time.Duration, em *emitter, caps *capsProbe) *pubsubService {
 	p := &pubsubService{emit: em, caps: caps, forced: mode == PubSubSharded && topo.isCluster()}
 	presence := ""
 	if topo.single {
 		presence = "redisson_go_presence:" + id
 	}
 	p.engine = pubsub.New(pubsub.Config{
-		Redis:    rdb,
-		Cluster:  topo.cluster,
+		Redis:    sub.rdb,
+		Cluster:  sub.cluster,
 		Presence: presence,
 		Mode:     mode.engine(),
 		Health:   health,

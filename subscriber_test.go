@@ -1,0 +1,178 @@
+package redisson
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// clientLine is one line of CLIENT LIST, by field.
+type clientLine map[string]string
+
+func clientList(t *testing.T, ctx context.Context, rdb redis.UniversalClient) []clientLine {
+	t.Helper()
+	out, err := rdb.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatalf("CLIENT LIST: %v", err)
+	}
+	var lines []clientLine
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := clientLine{}
+		for _, kv := range strings.Fields(l) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		lines = append(lines, f)
+	}
+	return lines
+}
+
+// subscribedConn returns the id and flags of the (one) subscribed
+// connection, "" when none.
+func subscribedConn(t *testing.T, ctx context.Context, ctl *redis.Client) (id, flags string) {
+	t.Helper()
+	for _, l := range clientList(t, ctx, ctl) {
+		if l["sub"] != "0" && l["sub"] != "" && strings.Contains(l["flags"], "P") {
+			return l["id"], l["flags"]
+		}
+	}
+	return "", ""
+}
+
+// padNoEvict opens n idle connections to addr marked CLIENT NO-EVICT
+// (about 20 KiB of client memory each), closed when the test ends.
+func padNoEvict(t *testing.T, addr string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(conn, "*3\r\n$6\r\nCLIENT\r\n$8\r\nNO-EVICT\r\n$2\r\non\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		reply := make([]byte, 5)
+		if _, err := io.ReadFull(conn, reply); err != nil || string(reply) != "+OK\r\n" {
+			t.Fatalf("CLIENT NO-EVICT on: %q, %v", reply, err)
+		}
+	}
+}
+
+// The library's pub/sub connection is marked CLIENT NO-EVICT: when
+// maxmemory-clients makes Redis evict every client it may, the connection
+// a waiter listens on stays (same id, no replacement), and the waiter
+// wakes on the unlock.
+func TestPubSubConnNoEvict(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, time.Minute)
+	// The test's own connection must survive the evictions it causes.
+	ctl := srv.Client(t, func(o *redis.Options) {
+		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.Do(ctx, "client", "no-evict", "on").Err() }
+	})
+	rdb := srv.Client(t)
+	c := newClient(t, rdb, nil)
+	holder := newClient(t, srv.Client(t), nil)
+	name := uniqueName(t, ctl)
+	channel := prefixName("redisson_lock__channel", name)
+	held := holder.GetLock(name)
+	mustTryLock(t, ctx, held, 0, time.Minute)
+	got := make(chan error, 1)
+	go func() {
+		ok, err := c.GetLock(name).TryLock(ctx, 50*time.Second, time.Minute)
+		if err == nil && !ok {
+			err = context.DeadlineExceeded
+		}
+		got <- err
+	}()
+	var id, flags string
+	eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
+		id, flags = subscribedConn(t, ctx, ctl)
+		return id != "" && c.pubsub.engine.Waiters(objectChannel{name: channel}.engine()) == 1
+	})
+	if !strings.Contains(flags, "e") {
+		t.Fatalf("pub/sub connection %s flags %q; want e (no-evict)", id, flags)
+	}
+	// Redis never lowers the limit below 128 KiB, and evicts the largest
+	// clients first: with more than that held by connections that cannot
+	// be evicted, it evicts every one that can, the pub/sub connection
+	// included unless it is marked.
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "128kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	padNoEvict(t, srv.Addr(), 12)
+	eventually(t, 10*time.Second, "the other clients evicted", func() bool {
+		_ = srv.Client(t).Ping(ctx).Err() // a command, after which Redis evicts
+		stats, _ := ctl.InfoMap(ctx, "stats").Result()
+		return stats["Stats"]["evicted_clients"] != "0" && len(clientList(t, ctx, ctl)) <= 14
+	})
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := subscribedConn(t, ctx, ctl); now != id {
+		t.Fatalf("pub/sub connection %s after the evictions; want %s kept", now, id)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("waiter did not wake")
+	}
+	if s := c.Stats(); s.PubSubReplaced != 0 {
+		t.Errorf("Stats.PubSubReplaced = %d; want 0, the connection was never lost", s.PubSubReplaced)
+	}
+}
+
+// On Cluster the clone's OnConnect runs on every node's connections: the
+// sharded (or plain) connection a waiter listens on is marked no-evict on
+// its node.
+func TestPubSubConnNoEvictCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	held := c.GetLock(name)
+	mustTryLock(t, ctx, held, 0, time.Minute)
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.GetLock(name).TryLock(ctx, 50*time.Second, time.Minute)
+		got <- err
+	}()
+	node, err := rdb.MasterForKey(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags string
+	eventually(t, 20*time.Second, "the waiter's subscription", func() bool {
+		for _, l := range clientList(t, ctx, node) {
+			if (l["sub"] != "0" || l["ssub"] != "0") && strings.Contains(l["flags"], "P") {
+				flags = l["flags"]
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(flags, "e") {
+		t.Errorf("pub/sub connection flags %q on %s; want e (no-evict)", flags, node.Options().Addr)
+	}
+	if err := held.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("waiter: %v", err)
+	}
+}
