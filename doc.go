@@ -116,7 +116,12 @@
 // Errors wrap the sentinels of errors.go (ErrNotHeld, ErrLeaseLost,
 // ErrWrongType, ErrNegativeDuration, ErrEmptyName, ErrClientClosed, ...);
 // compare with errors.Is. A blocking call whose context ends returns an error
-// matching ctx.Err() and leaves nothing behind in Redis.
+// matching ctx.Err() and leaves nothing behind in Redis. Reaching Redis fails
+// the same way from every call: ErrAuth (a wrong or missing password),
+// ErrUnreachable (no connection could be made; the call did not run),
+// ErrUnsupported (the server lacks a command, named in the error). New does
+// no I/O: Client.Ping is the readiness check, and Client.Capabilities says
+// what the server supports.
 //
 // # Design
 //

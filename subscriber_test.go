@@ -34,16 +34,16 @@ func clientList(t *testing.T, ctx context.Context, rdb redis.UniversalClient) []
 	return lines
 }
 
-// subscribedConn returns the id and flags of the (one) subscribed
+// subscribedConn returns the id, flags and name of the (one) subscribed
 // connection, "" when none.
-func subscribedConn(t *testing.T, ctx context.Context, ctl *redis.Client) (id, flags string) {
+func subscribedConn(t *testing.T, ctx context.Context, ctl *redis.Client) (id, flags, name string) {
 	t.Helper()
 	for _, l := range clientList(t, ctx, ctl) {
 		if l["sub"] != "0" && l["sub"] != "" && strings.Contains(l["flags"], "P") {
-			return l["id"], l["flags"]
+			return l["id"], l["flags"], l["name"]
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // padNoEvict opens n idle connections to addr marked CLIENT NO-EVICT
@@ -78,7 +78,10 @@ func TestPubSubConnNoEvict(t *testing.T) {
 	ctl := srv.Client(t, func(o *redis.Options) {
 		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.Do(ctx, "client", "no-evict", "on").Err() }
 	})
-	rdb := srv.Client(t)
+	// The user's OnConnect runs on the pub/sub connection too, first.
+	rdb := srv.Client(t, func(o *redis.Options) {
+		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ClientSetName(ctx, "user-hook").Err() }
+	})
 	c := newClient(t, rdb, nil)
 	holder := newClient(t, srv.Client(t), nil)
 	name := uniqueName(t, ctl)
@@ -93,13 +96,13 @@ func TestPubSubConnNoEvict(t *testing.T) {
 		}
 		got <- err
 	}()
-	var id, flags string
+	var id, flags, connName string
 	eventually(t, 10*time.Second, "the waiter's subscription", func() bool {
-		id, flags = subscribedConn(t, ctx, ctl)
+		id, flags, connName = subscribedConn(t, ctx, ctl)
 		return id != "" && c.pubsub.engine.Waiters(objectChannel{name: channel}.engine()) == 1
 	})
-	if !strings.Contains(flags, "e") {
-		t.Fatalf("pub/sub connection %s flags %q; want e (no-evict)", id, flags)
+	if !strings.Contains(flags, "e") || connName != "user-hook" {
+		t.Fatalf("pub/sub connection %s flags %q, name %q; want e (no-evict), and the name the user's OnConnect set", id, flags, connName)
 	}
 	// Redis never lowers the limit below 128 KiB, and evicts the largest
 	// clients first: with more than that held by connections that cannot
@@ -117,7 +120,7 @@ func TestPubSubConnNoEvict(t *testing.T) {
 	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if now, _ := subscribedConn(t, ctx, ctl); now != id {
+	if now, _, _ := subscribedConn(t, ctx, ctl); now != id {
 		t.Fatalf("pub/sub connection %s after the evictions; want %s kept", now, id)
 	}
 	if err := held.Unlock(ctx); err != nil {
@@ -174,5 +177,45 @@ func TestPubSubConnNoEvictCluster(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatalf("waiter: %v", err)
+	}
+}
+
+// The clone's options are the user's once go-redis has filled them in
+// again: a "none" (-1) the user chose stays none, and the user's OnConnect
+// runs before ours (TestPubSubConnNoEvict). A Sentinel failover client is
+// not cloned.
+func TestSubscriberCloneKeepsOptions(t *testing.T) {
+	em := &emitter{}
+	user := redis.NewClient(&redis.Options{Addr: closedPort(t), ReadTimeout: -1, WriteTimeout: -2, MaxRetries: -1,
+		MinRetryBackoff: -1, MaxRetryBackoff: -1, DialTimeout: 2 * time.Second, PoolSize: 7})
+	defer user.Close()
+	s := newSubscriber(user, topologyOf(user), em)
+	defer s.close()
+	clone, ok := s.rdb.(*redis.Client)
+	if !ok || !s.owned || clone == user {
+		t.Fatalf("subscriber of a *redis.Client: %T owned %v; want a clone", s.rdb, s.owned)
+	}
+	u, c := user.Options(), clone.Options()
+	if u.ReadTimeout != c.ReadTimeout || u.WriteTimeout != c.WriteTimeout || u.MaxRetries != c.MaxRetries ||
+		u.MinRetryBackoff != c.MinRetryBackoff || u.MaxRetryBackoff != c.MaxRetryBackoff ||
+		u.DialTimeout != c.DialTimeout || u.PoolSize != c.PoolSize || u.Addr != c.Addr {
+		t.Errorf("clone options %+v; want the user's %+v", c, u)
+	}
+
+	cu := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{closedPort(t)}, ReadTimeout: -1, MaxRedirects: -1})
+	defer cu.Close()
+	cs := newSubscriber(cu, topologyOf(cu), em)
+	defer cs.close()
+	if cs.cluster == nil || cs.cluster == cu || !cs.owned {
+		t.Fatalf("subscriber of a ClusterClient: %v owned %v; want a clone", cs.cluster, cs.owned)
+	}
+	if a, b := cu.Options(), cs.cluster.Options(); a.ReadTimeout != b.ReadTimeout || a.MaxRedirects != b.MaxRedirects || a.WriteTimeout != b.WriteTimeout {
+		t.Errorf("cluster clone options %+v; want the user's %+v", b, a)
+	}
+
+	fo := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{closedPort(t)}})
+	defer fo.Close()
+	if fs := newSubscriber(fo, topologyOf(fo), em); fs.owned || fs.rdb != fo {
+		t.Errorf("subscriber of a failover client is a clone; want the user's client")
 	}
 }
