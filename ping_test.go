@@ -180,3 +180,38 @@ func TestUnsupportedFeatures(t *testing.T) {
 	_, err = topic.Publish(ctx, "x")
 	check("ShardedTopic.Publish", err, "SPUBLISH")
 }
+
+// PubSubSharded forced on a Cluster whose masters lack SSUBSCRIBE: a
+// waiting call fails at once with ErrUnsupported naming it, rather than
+// waiting for a subscription Redis cannot confirm; Capabilities (every
+// master's) says so.
+func TestForcedShardedUnsupportedCluster(t *testing.T) {
+	cl := redistest.StartClusterWith(t, 3, 0, []string{"--rename-command", "ssubscribe", "", "--rename-command", "spublish", ""})
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, &Options{PubSubMode: PubSubSharded})
+	ctx := testCtx(t, time.Minute)
+	caps, err := c.Capabilities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.ShardedPubSub || !slices.Contains(caps.Missing, "SSUBSCRIBE") {
+		t.Fatalf("Capabilities = %+v; want SSUBSCRIBE missing", caps)
+	}
+	name := uniqueName(t, rdb)
+	mustTryLock(t, ctx, c.GetLock(name), 0, time.Minute)
+	start := time.Now()
+	_, err = c.GetLock(name).TryLock(ctx, 30*time.Second, time.Minute)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "SSUBSCRIBE") || !strings.Contains(err.Error(), name) {
+		t.Fatalf("TryLock with a wait = %v; want ErrUnsupported naming SSUBSCRIBE and the lock", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("TryLock took %v to fail; want it at once", d)
+	}
+	// The plain mode needs no SSUBSCRIBE: the same cluster serves it.
+	plain := newClient(t, cl.Client(t), &Options{PubSubMode: PubSubPlain})
+	other := uniqueName(t, rdb)
+	mustTryLock(t, ctx, plain.GetLock(other), 0, time.Minute)
+	if ok, err := plain.GetLock(other).TryLock(ctx, 200*time.Millisecond, time.Minute); ok || err != nil {
+		t.Fatalf("plain TryLock on a held lock = %v, %v; want false, nil", ok, err)
+	}
+}
