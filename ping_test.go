@@ -65,6 +65,11 @@ func TestPingErrors(t *testing.T) {
 	noScript := redistest.Start(t, "--rename-command", "script", "")
 	refused := redis.NewClient(&redis.Options{Addr: closedPort(t), MaxRetries: -1, DialerRetries: 1, PoolSize: 1000})
 	t.Cleanup(func() { refused.Close() })
+	refusedCluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{closedPort(t)}, PoolSize: 1000})
+	t.Cleanup(func() { refusedCluster.Close() })
+	refusedSentinel := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{closedPort(t)},
+		MaxRetries: -1, PoolSize: 1000})
+	t.Cleanup(func() { refusedSentinel.Close() })
 	for _, tc := range []struct {
 		name string
 		rdb  redis.UniversalClient
@@ -74,6 +79,8 @@ func TestPingErrors(t *testing.T) {
 		{"wrong password", authSrv.Client(t, func(o *redis.Options) { o.Password = "wrong" }), ErrAuth, ""},
 		{"no password", authSrv.Client(t), ErrAuth, ""},
 		{"unreachable", refused, ErrUnreachable, refused.Options().Addr},
+		{"unreachable cluster", refusedCluster, ErrUnreachable, ""},
+		{"unreachable sentinel", refusedSentinel, ErrUnreachable, ""},
 		{"no SCRIPT", noScript.Client(t), ErrUnsupported, "SCRIPT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
