@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,9 @@ var allScripts []*script
 // scripting disabled or refused by an ACL. New does no I/O; call Ping
 // where a service checks its dependencies (at start-up, in a readiness
 // probe). The loads are no EventScriptReloaded; a script flushed after
-// them and loaded again on NOSCRIPT is one.
+// them and loaded again on NOSCRIPT is one. A server that refuses the
+// detection's INFO or COMMAND (some proxies rename them away) passes Ping
+// once the scripts load; Capabilities then returns that refusal.
 //
 // It returns nil when every master answered and loaded the scripts;
 // ErrClientClosed after Close; ErrAuth, ErrUnreachable, or ErrUnsupported
@@ -35,7 +38,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	if err := c.scripts.r.Preload(ctx, allScripts); err != nil {
 		return pingErr("script load", err)
 	}
-	if _, err := c.caps.get(ctx); err != nil {
+	if _, err := c.caps.get(ctx); err != nil && !errors.Is(err, ErrUnsupported) {
 		return pingErr("capabilities", err)
 	}
 	return nil

@@ -222,3 +222,17 @@ func TestForcedShardedUnsupportedCluster(t *testing.T) {
 		t.Fatalf("plain TryLock on a held lock = %v, %v; want false, nil", ok, err)
 	}
 }
+
+// A server without COMMAND (a proxy that renames it away) passes Ping once
+// the scripts load; Capabilities reports the refusal, naming COMMAND.
+func TestPingWithoutCommandInfo(t *testing.T) {
+	srv := redistest.Start(t, "--rename-command", "command", "")
+	c := newClient(t, srv.Client(t), nil)
+	ctx := testCtx(t, 20*time.Second)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping = %v; want nil", err)
+	}
+	if _, err := c.Capabilities(ctx); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "COMMAND") {
+		t.Errorf("Capabilities = %v; want ErrUnsupported naming COMMAND", err)
+	}
+}

@@ -108,10 +108,10 @@ func TestPubSubConnNoEvict(t *testing.T) {
 	// clients first: with more than that held by connections that cannot
 	// be evicted, it evicts every one that can, the pub/sub connection
 	// included unless it is marked.
+	padNoEvict(t, srv.Addr(), 12) // before the limit: a new connection may be evicted before it is marked
 	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "128kb").Err(); err != nil {
 		t.Fatal(err)
 	}
-	padNoEvict(t, srv.Addr(), 12)
 	eventually(t, 10*time.Second, "the other clients evicted", func() bool {
 		_ = srv.Client(t).Ping(ctx).Err() // a command, after which Redis evicts
 		stats, _ := ctl.InfoMap(ctx, "stats").Result()
