@@ -38,7 +38,9 @@ type gated struct {
 	release chan struct{}
 }
 
-func newGated() *gated { return &gated{entered: make(chan struct{}, 100), release: make(chan struct{})} }
+func newGated() *gated {
+	return &gated{entered: make(chan struct{}, 100), release: make(chan struct{})}
+}
 
 func (g *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.entered <- struct{}{}
