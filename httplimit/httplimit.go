@@ -35,6 +35,10 @@
 // cannot pick its own bucket. IPv6 clients are keyed by their /64 network by
 // default.
 //
+// NewConcurrency is the package's other middleware: it caps the requests
+// in flight (at most n per key across every instance, with a redisson
+// PermitExpirableSemaphore per key) rather than their rate.
+//
 // When the limiter fails (Redis unreachable, a timeout), the error is
 // passed to Options.OnError (slog by default) and the request is served
 // without limit (fail open, the default) or answered 503 Service
