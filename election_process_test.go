@@ -172,26 +172,8 @@ func (g *electionLog) read(id string, r io.Reader) {
 // startCandidate starts candidate id; it is killed when the test ends.
 func startCandidate(t *testing.T, g *electionLog, addr, name, id string, lease time.Duration) *candidate {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%v|%s|%s", electionWorkerEnv, addr, lease, name, id))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := redistest.Reexec(t, fmt.Sprintf("%s=%s|%v|%s|%s", electionWorkerEnv, addr, lease, name, id))
 	go g.read(id, out)
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
 	return &candidate{id: id, cmd: cmd, in: in}
 }
 

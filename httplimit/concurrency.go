@@ -3,7 +3,6 @@ package httplimit
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -84,10 +83,7 @@ func NewConcurrency(c *redisson.Client, name string, limit int64, opts *Concurre
 		o.Key = func(*http.Request) (string, error) { return "all", nil }
 	}
 	if o.OnError == nil {
-		o.OnError = func(r *http.Request, err error) {
-			slog.Default().ErrorContext(r.Context(), "httplimit: concurrency limit failed",
-				"err", err, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-		}
+		o.OnError = logError("httplimit: concurrency limit failed")
 	}
 	m := &concurrency{c: c, name: name, limit: limit, o: o, retry: strconv.FormatInt(max(ceilSeconds(o.RetryAfter), 1), 10)}
 	return m.wrap, nil
@@ -131,20 +127,23 @@ func (m *concurrency) acquire(r *http.Request) (*redisson.PermitExpirableSemapho
 	sem := m.c.GetPermitExpirableSemaphore(m.name + ":" + key)
 	ctx, cancel := context.WithTimeout(r.Context(), m.o.Wait+m.o.Timeout)
 	defer cancel()
-	id, ok, err := sem.TryAcquire(ctx, m.o.Wait, m.o.Lease)
-	if err != nil || ok {
+	// A key not known here to be set up may have no permits at all: a
+	// first try that does not wait, then the set-up, then the wait.
+	_, known := m.setKeys.Load(sem.Name())
+	wait := m.o.Wait
+	if !known {
+		wait = 0
+	}
+	id, ok, err := sem.TryAcquire(ctx, wait, m.o.Lease)
+	if err != nil || ok || known {
 		return sem, id, ok, m.timedOut(r, ctx, err)
 	}
-	if _, done := m.setKeys.Load(sem.Name()); done {
-		return sem, "", false, nil
-	}
-	// No permit: perhaps the key was never set up (it then has 0). Try
-	// again once it is, by this call or a concurrent one.
+	// Set up by this call or a concurrent one, or long ago: remembered.
 	if _, err := sem.TrySetPermits(ctx, m.limit); err != nil {
 		return sem, "", false, m.timedOut(r, ctx, err)
 	}
 	m.remember(sem.Name())
-	id, ok, err = sem.TryAcquire(ctx, 0, m.o.Lease)
+	id, ok, err = sem.TryAcquire(ctx, m.o.Wait, m.o.Lease)
 	return sem, id, ok, m.timedOut(r, ctx, err)
 }
 

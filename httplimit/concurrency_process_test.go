@@ -103,20 +103,7 @@ func (in *instance) kill() {
 // is killed when the test ends.
 func startInstance(t *testing.T, rec *history.Recorder, spec, id string) *instance {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), instanceEnv+"="+spec)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	cmd, _, out := redistest.Reexec(t, instanceEnv+"="+spec)
 	sc := bufio.NewScanner(out)
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "addr ") {
 		t.Fatalf("instance %s: first line %q", id, sc.Text())

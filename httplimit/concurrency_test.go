@@ -107,9 +107,15 @@ func TestConcurrencyRefusesBeyondLimit(t *testing.T) {
 func TestConcurrencyWaits(t *testing.T) {
 	c, rdb := newRedisson(t)
 	g := newGated()
-	h := mustConcurrency(t, c, concName(t, rdb), 1, &ConcurrencyOptions{Wait: 10 * time.Second}, g)
+	// Waits far longer than the test's bounds: a request must be served
+	// when a permit comes back, not when its wait runs out.
+	h := mustConcurrency(t, c, concName(t, rdb), 1, &ConcurrencyOptions{Wait: time.Minute}, g)
 	first := serveAsync(h)
-	<-g.entered
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("first request (on a key never set up) not admitted within 10s")
+	}
 	second := serveAsync(h)
 	time.Sleep(100 * time.Millisecond)
 	select {
@@ -121,8 +127,13 @@ func TestConcurrencyWaits(t *testing.T) {
 	if w := <-first; w.Code != http.StatusOK {
 		t.Fatal(w.Code)
 	}
-	if w := <-second; w.Code != http.StatusOK {
-		t.Fatalf("waiting request: %d; want 200", w.Code)
+	select {
+	case w := <-second:
+		if w.Code != http.StatusOK {
+			t.Fatalf("waiting request: %d; want 200", w.Code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting request not served within 10s of the permit's release")
 	}
 }
 
