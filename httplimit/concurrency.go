@@ -43,7 +43,10 @@ type concurrency struct {
 // request path (the response is not held up by the release). A request
 // that finds every permit taken (after ConcurrencyOptions.Wait) is
 // answered with StatusCode, 503 by default, and Retry-After. The permits
-// of an instance that crashed come back when their lease ends.
+// of an instance that crashed come back when their lease ends. The limit
+// counts only requests that hold a permit: when the call for one fails
+// (Redis unreachable, or slower than Timeout), the request is served
+// without one unless ConcurrencyOptions.FailClosed is set.
 //
 // It returns ErrInvalidOptions for a nil client, an empty name, a limit
 // below 1, a Lease below 30ms, a negative Wait or Timeout, or a StatusCode
