@@ -286,3 +286,56 @@ func TestElectionObserveEnds(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "subscription left", func() bool { return c.pubsub.stats().channels == 0 })
 }
+
+// A Redisson RFencedLock holder of the election's name (the stand-in for
+// Java, foreign_test.go) keeps the Go candidates waiting, with no leader of
+// record; its unlock message wakes one, whose term continues the counter
+// the Java acquisition advanced, and a Java candidate then waits in turn.
+func TestElectionJavaLockTakesPart(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := electionName(t, rdb)
+	e := newClient(t, rdb, &Options{WatchdogTimeout: time.Minute}).GetElection(name)
+	java := newForeignClient(rdb).getLock(name)
+	pttl, javaToken, err := java.tryLockAndGetToken(ctx, 60000)
+	if err != nil || pttl != -1 {
+		t.Fatalf("Java tryLockAndGetToken = %d, %v; want held", pttl, err)
+	}
+	got := make(chan *Leadership, 1)
+	go func() {
+		lead, err := e.Campaign(ctx, "go")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- lead
+	}()
+	waitSubscribers(t, rdb, prefixName("redisson_lock__channel", name), 1)
+	if _, err := e.Leader(ctx); !errors.Is(err, ErrNoLeader) {
+		t.Fatalf("Leader while Java holds the lock = %v; want ErrNoLeader", err)
+	}
+	select {
+	case <-got:
+		t.Fatal("a Go candidate leads while Java holds the lock")
+	default:
+	}
+	mustForeignUnlock(t, ctx, java, 1)
+	var lead *Leadership
+	select {
+	case lead = <-got:
+	case <-time.After(wakeBound):
+		t.Fatalf("Go candidate not woken by the Java unlock within %v (the lease is a minute)", wakeBound)
+	}
+	if lead == nil || lead.Term() <= javaToken {
+		t.Fatalf("Go leadership %v; want a term above Java's token %d", lead, javaToken)
+	}
+	if pttl, _, err := java.tryLockAndGetToken(ctx, 60000); err != nil || pttl <= 0 {
+		t.Fatalf("Java tryLock while Go leads = %d, %v; want refused with the lease left", pttl, err)
+	}
+	if err := lead.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pttl, tok, err := java.tryLockAndGetToken(ctx, 60000); err != nil || pttl != -1 || tok <= lead.Term() {
+		t.Fatalf("Java tryLock after Resign = %d, token %d, %v; want held with a token above %d", pttl, tok, err, lead.Term())
+	}
+	mustForeignUnlock(t, ctx, java, 1)
+}
