@@ -339,3 +339,51 @@ func TestElectionJavaLockTakesPart(t *testing.T) {
 	}
 	mustForeignUnlock(t, ctx, java, 1)
 }
+
+// On Redis Cluster (sharded pub/sub by default) an election of a name with
+// a hash tag and one without hand over and are observed the same way.
+func TestElectionCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	ctx := testCtx(t, time.Minute)
+	opts := &Options{WatchdogTimeout: time.Minute}
+	ca, cb := newClient(t, rdb, opts), newClient(t, cl.Client(t), opts)
+	for _, name := range []string{uniqueName(t, rdb), "{" + uniqueName(t, rdb) + "}:jobs"} {
+		t.Cleanup(func() { rdb.Del(context.Background(), prefixName("redisson_election", name)) })
+		obs, err := cb.GetElection(name).Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := mustCampaign(t, ctx, ca.GetElection(name), "a")
+		if got := recvLeader(t, obs, 10*time.Second); got != (Leader{"a", a.Term()}) {
+			t.Fatalf("%s: observed %+v; want {a %d}", name, got, a.Term())
+		}
+		bch := make(chan *Leadership, 1)
+		go func() {
+			lead, err := cb.GetElection(name).Campaign(ctx, "b")
+			if err != nil {
+				t.Error(err)
+			}
+			bch <- lead
+		}()
+		time.Sleep(200 * time.Millisecond)
+		if err := a.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var b *Leadership
+		select {
+		case b = <-bch:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: b did not take over", name)
+		}
+		if got := recvLeader(t, obs, 10*time.Second); b == nil || got != (Leader{"b", b.Term()}) || b.Term() <= a.Term() {
+			t.Fatalf("%s: observed %+v after the hand-over; want b with a term above %d", name, got, a.Term())
+		}
+		if got, err := ca.GetElection(name).Leader(ctx); err != nil || got.Value != "b" {
+			t.Fatalf("%s: Leader = %+v, %v", name, got, err)
+		}
+		if err := b.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
