@@ -19,6 +19,7 @@ import (
 // client does not replace (re-dial, and ask go-redis to reload its slot
 // map) about 50 times a second.
 func TestClusterShardedReplaceBacksOffWhileMasterDown(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	t.Parallel() // its own cluster; mostly waiting, so it overlaps the other parallel tests
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testCtx(t, 2*time.Minute)
@@ -52,6 +53,7 @@ func TestClusterShardedReplaceBacksOffWhileMasterDown(t *testing.T) {
 // A TryLock with a 300ms wait on a lock of a healthy node returns well
 // before the dial gives up.
 func TestClusterShardedHungDialDoesNotStallOtherNodes(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	t.Parallel() // its own cluster; mostly waiting, so it overlaps the other parallel tests
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testCtx(t, 2*time.Minute)
@@ -118,6 +120,7 @@ func TestClusterShardedHungDialDoesNotStallOtherNodes(t *testing.T) {
 // whole connection (every other channel of that node re-subscribed, all
 // their waiters woken).
 func TestClusterShardedMigratedChannelReroutedWithoutReplace(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	cl := redistest.StartCluster(t, 3, 0)
 	ctx := testCtx(t, time.Minute)
 	rdb := cl.Client(t)

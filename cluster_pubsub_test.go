@@ -89,6 +89,7 @@ func collect(t *testing.T, got chan error, n int, bound time.Duration, what stri
 // the script) wakes them long before the holders' leases end. With
 // PubSubPlain the same works with plain SUBSCRIBE.
 func TestClusterShardedLockChannels(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	cl := redistest.SharedCluster(t)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, 2*time.Minute)
@@ -132,6 +133,7 @@ func TestClusterShardedLockChannels(t *testing.T) {
 // its slot, and the unlocks still wake the waiters long before the leases
 // end.
 func TestClusterShardedSurvivesClientKill(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	cl := redistest.SharedCluster(t)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, 2*time.Minute)
@@ -179,6 +181,7 @@ func TestClusterShardedSurvivesClientKill(t *testing.T) {
 // Semaphores and count-down latches on the cluster wake their waiters
 // through sharded channels too.
 func TestClusterShardedSemaphoreAndLatch(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	cl := redistest.SharedCluster(t)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, time.Minute)
@@ -267,6 +270,7 @@ func migrateSlot(t *testing.T, rdb *redis.ClusterClient, slot int, src, dst *red
 // subscribes the channel again on the new node, and the unlock, published
 // there, wakes the waiter long before the holder's lease ends.
 func TestClusterShardedSlotMigration(t *testing.T) {
+	redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 	cl := redistest.StartCluster(t, 3, 0)
 	rdb := cl.Client(t)
 	ctx := testCtx(t, 2*time.Minute)

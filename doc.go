@@ -62,6 +62,7 @@
 //   - Client.GetSemaphore: Semaphore, counted permits without owners (RSemaphore).
 //   - Client.GetPermitExpirableSemaphore: PermitExpirableSemaphore, permits with ids and leases.
 //   - Client.GetCountDownLatch: CountDownLatch, waiters released at zero (RCountDownLatch).
+//   - Client.GetElection: Election, leader election over a Lock; the term is its fencing token.
 //
 // Rate limiting:
 //   - Client.GetRateLimiter: RateLimiter, Redisson's sliding-window RRateLimiter.

@@ -136,6 +136,25 @@ var (
 	ErrNoQuorum = errors.New("redisson: redlock quorum not reachable")
 )
 
+// Errors of Election.
+var (
+	// ErrNoLeader is returned by Election.Leader when no candidate leads:
+	// none has campaigned, the last leader resigned or lost its lease, or
+	// the lock is held by a candidate that has not announced itself yet
+	// (or by a Redisson RLock client, which never does).
+	ErrNoLeader = errors.New("redisson: election has no leader")
+
+	// ErrLeadershipLost is the cause reported by a Leadership's Err and
+	// Context when it ended without Resign: its lease ran out (the holder
+	// was paused, or cut off from Redis, for longer than the lease) or its
+	// lock was deleted. It matches ErrLeaseLost too (errors.Is).
+	ErrLeadershipLost = fmt.Errorf("redisson: leadership lost: %w", ErrLeaseLost)
+
+	// ErrResigned is the cause reported by a Leadership's Err and Context
+	// after its Resign.
+	ErrResigned = errors.New("redisson: leadership resigned")
+)
+
 // Errors of keyed rate limiters.
 var (
 	// ErrEmptyKey is returned by KeyedLimiter's Allow, Peek and Reset, and

@@ -663,6 +663,16 @@ func TestInspectLockSubscribersCluster(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	rdb := redistest.SharedCluster(t).Client(t)
 	for _, mode := range []PubSubMode{PubSubSharded, PubSubPlain} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) { inspectSubscribersCluster(t, ctx, rdb, mode) })
+	}
+}
+
+// inspectSubscribersCluster is TestInspectLockSubscribersCluster in one mode.
+func inspectSubscribersCluster(t *testing.T, ctx context.Context, rdb *redis.ClusterClient, mode PubSubMode) {
+	if mode == PubSubSharded {
+		redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SHARDNUMSUB)")
+	}
+	{
 		opts := &Options{PubSubMode: mode}
 		c := newClient(t, rdb, opts)
 		name := fmt.Sprintf("test:inspect-cluster-subs:%d", nameSeq.Add(1))

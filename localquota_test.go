@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -80,6 +81,7 @@ func hammer(t *testing.T, ctx context.Context, hs []hammerer, key string) []serv
 // falls outside a window, and of what each full window counted at most
 // clients × (Chunk-1) permits went unserved.
 func TestLocalQuotaFixedWindowNeverExceedsLimit(t *testing.T) {
+	redistest.RequireServer(t, 7, "PEXPIRETIME, which reads the windows' ends")
 	const (
 		clients      = 3
 		limit, chunk = 300, 20

@@ -16,6 +16,11 @@ const (
 	opMultiAcquire = "multilock.acquire" // MultiLock and RedLock: Lock, TryLock, Do's acquisition
 	opMultiRelease = "multilock.release"
 
+	opElectionCampaign = "election.campaign"
+	opElectionResign   = "election.resign"
+	opElectionLeader   = "election.leader"
+	opElectionObserve  = "election.observe"
+
 	opSemAcquire       = "semaphore.acquire" // Acquire, TryAcquire
 	opSemRelease       = "semaphore.release"
 	opSemTrySetPermits = "semaphore.try_set_permits"

@@ -440,6 +440,7 @@ func init() {
 		opMapReadAll, opMapDelete, opMapAddAndGet, opMapScan,
 		opBloomTryInit, opBloomAdd, opBloomContains, opBloomConfig, opBloomCount, opBloomDelete,
 		opIDTryInit, opIDNext, opIDDelete, opTopicPublish, opTopicSubscribe,
+		opElectionCampaign, opElectionResign, opElectionLeader, opElectionObserve,
 		opListAdd, opListInsert, opListGet, opListSet, opListFastSet, opListRemove, opListRemoveAt, opListIndexOf,
 		opListSize, opListRange, opListTrim, opListDelete, opListScan,
 		opSetAdd, opSetRemove, opSetContains, opSetSize, opSetMembers, opSetRandom, opSetPop, opSetUnion,

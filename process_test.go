@@ -136,27 +136,8 @@ type worker struct {
 // killed when the test ends.
 func startWorker(t testing.TB, addr string, watchdog time.Duration, name string) *worker {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), lockWorkerEnv+"="+addr+"|"+watchdog.String())
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{t: t, cmd: cmd, in: in, out: bufio.NewReader(out), name: name}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return w
+	cmd, in, out := redistest.Reexec(t, lockWorkerEnv+"="+addr+"|"+watchdog.String())
+	return &worker{t: t, cmd: cmd, in: in, out: bufio.NewReader(out), name: name}
 }
 
 // send writes one command line.

@@ -32,6 +32,12 @@ var (
 	scriptRWForce        = mustScript("rw_force_unlock")
 	scriptRWState        = mustScript("rw_state")
 
+	// Election (election.go): a leader record beside the election's lock
+	// (a plain Lock), written by the leader, validated against the lock.
+	scriptElectionAnnounce = mustScript("election_announce")
+	scriptElectionLeader   = mustScript("election_leader")
+	scriptElectionResign   = mustScript("election_resign")
+
 	// Semaphore (semaphore.go): Redisson's RSemaphore, with a queue of
 	// this library's waiters and a marker per call. acquire, add, set and
 	// cancel join prelude_semqueue.

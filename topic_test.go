@@ -316,59 +316,64 @@ func TestTopicCluster(t *testing.T) {
 	b := newClient(t, cl.Client(t), nil)
 	ctx := testCtx(t, time.Minute)
 	for _, sharded := range []bool{false, true} {
-		get := GetTopic[string]
-		if sharded {
-			get = GetShardedTopic[string]
-		}
-		var names []string
-		masters := map[string]bool{}
-		for i := 0; len(masters) < 3 || len(names) < 9; i++ {
-			n := fmt.Sprintf("%s:%v:%d", uniqueName(t, rdb), sharded, i)
-			node, err := rdb.MasterForKey(ctx, n)
-			if err != nil {
-				t.Fatal(err)
+		t.Run(fmt.Sprintf("sharded=%v", sharded), func(t *testing.T) {
+			if sharded {
+				redistest.RequireServer(t, 7, "sharded pub/sub (SSUBSCRIBE, SPUBLISH)")
 			}
-			masters[node.Options().Addr] = true
-			names = append(names, n)
-		}
-		var cancels []func()
-		chans := map[string][]<-chan string{}
-		for _, n := range names {
-			for _, c := range []*Client{a, b} {
-				ch, cancel, err := get(c, n).Channel(ctx)
+			get := GetTopic[string]
+			if sharded {
+				get = GetShardedTopic[string]
+			}
+			var names []string
+			masters := map[string]bool{}
+			for i := 0; len(masters) < 3 || len(names) < 9; i++ {
+				n := fmt.Sprintf("%s:%v:%d", uniqueName(t, rdb), sharded, i)
+				node, err := rdb.MasterForKey(ctx, n)
 				if err != nil {
 					t.Fatal(err)
 				}
-				cancels = append(cancels, cancel)
-				chans[n] = append(chans[n], ch)
+				masters[node.Options().Addr] = true
+				names = append(names, n)
 			}
-		}
-		for _, n := range names {
-			count, err := get(a, n).Publish(ctx, "m:"+n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if sharded && count != 2 {
-				t.Fatalf("SPUBLISH %s reached %d clients; want 2", n, count)
-			}
-			for _, ch := range chans[n] {
-				if got := recv(t, ch, 1)[0]; got != "m:"+n {
-					t.Fatalf("topic %s got %q", n, got)
+			var cancels []func()
+			chans := map[string][]<-chan string{}
+			for _, n := range names {
+				for _, c := range []*Client{a, b} {
+					ch, cancel, err := get(c, n).Channel(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cancels = append(cancels, cancel)
+					chans[n] = append(chans[n], ch)
 				}
 			}
-			if sharded {
-				node, _ := rdb.MasterForKey(ctx, n)
-				if k := node.PubSubShardNumSub(ctx, n).Val()[n]; k != 2 {
-					t.Fatalf("SHARDNUMSUB %s on its master = %d; want 2", n, k)
+			for _, n := range names {
+				count, err := get(a, n).Publish(ctx, "m:"+n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sharded && count != 2 {
+					t.Fatalf("SPUBLISH %s reached %d clients; want 2", n, count)
+				}
+				for _, ch := range chans[n] {
+					if got := recv(t, ch, 1)[0]; got != "m:"+n {
+						t.Fatalf("topic %s got %q", n, got)
+					}
+				}
+				if sharded {
+					node, _ := rdb.MasterForKey(ctx, n)
+					if k := node.PubSubShardNumSub(ctx, n).Val()[n]; k != 2 {
+						t.Fatalf("SHARDNUMSUB %s on its master = %d; want 2", n, k)
+					}
 				}
 			}
-		}
-		if sharded && (a.pubsub.stats().connections > 4 || a.pubsub.stats().connections < 3) {
-			t.Fatalf("client a uses %d pub/sub connections; want one per master (3) plus the plain one", a.pubsub.stats().connections)
-		}
-		for _, cancel := range cancels {
-			cancel()
-		}
+			if sharded && (a.pubsub.stats().connections > 4 || a.pubsub.stats().connections < 3) {
+				t.Fatalf("client a uses %d pub/sub connections; want one per master (3) plus the plain one", a.pubsub.stats().connections)
+			}
+			for _, cancel := range cancels {
+				cancel()
+			}
+		})
 	}
 }
 

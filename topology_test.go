@@ -231,7 +231,10 @@ func TestClusterTopology(t *testing.T) {
 		t.Logf("SCRIPT LOADs after the failover: %d", loads()-loadsBefore)
 		checkNoViolations(t, ws)
 		checkErrorsEnded(t, ws, done.Sub(start)+10*time.Second)
-		if loads() == loadsBefore {
+		// Redis 7.0 stopped replicating SCRIPT LOAD, so a promoted replica
+		// starts with no script and the runner reloads them on NOSCRIPT;
+		// an older server's replica got every script from its master.
+		if loads() == loadsBefore && redistest.ServerMajor(t) >= 7 {
 			t.Errorf("no script was loaded on the promoted replica %s; want NOSCRIPT reloads", promoted)
 		}
 	})

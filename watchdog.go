@@ -106,6 +106,17 @@ func (w *watchdog) forget(h *hold) time.Time {
 	return h.expires
 }
 
+// deadline returns the lease deadline of h known here, or the zero time
+// when the watchdog does not renew h.
+func (w *watchdog) deadline(h *hold) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.holds[h]; !ok {
+		return time.Time{}
+	}
+	return h.expires
+}
+
 // pass is one renewal pass: the calls sent and the holds of each call.
 type pass struct {
 	calls  []*call

@@ -114,3 +114,55 @@ func Example_router() {
 	// POST /login 429
 	// GET /healthz 200
 }
+
+// At most 2 requests per API key in flight at once, across every instance
+// of the service: a third concurrent request is refused with 503 and
+// Retry-After. A permit's lease (renewed while the request runs) bounds
+// how long the permits of a crashed instance stay taken.
+func ExampleNewConcurrency() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	limit, err := httplimit.NewConcurrency(client, "reports", 2, &httplimit.ConcurrencyOptions{
+		Key:   func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+		Lease: 30 * time.Second,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	running, release := make(chan struct{}), make(chan struct{})
+	report := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running <- struct{}{}
+		<-release // a slow report
+	})
+	h := limit(report)
+	request := func() *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodGet, "/report", nil)
+		r.Header.Set("X-API-Key", "k-1")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	done := make(chan int, 2)
+	for range 2 {
+		go func() { done <- request().Code }()
+		<-running
+	}
+	w := request() // a third one while two run
+	fmt.Println(w.Code, "Retry-After:", w.Header().Get("Retry-After"))
+	close(release)
+	fmt.Println(<-done, <-done)
+	// Output:
+	// 503 Retry-After: 1
+	// 200 200
+}

@@ -35,6 +35,10 @@
 // cannot pick its own bucket. IPv6 clients are keyed by their /64 network by
 // default.
 //
+// NewConcurrency is the package's other middleware: it caps the requests
+// in flight (at most n per key across every instance, with a redisson
+// PermitExpirableSemaphore per key) rather than their rate.
+//
 // When the limiter fails (Redis unreachable, a timeout), the error is
 // passed to Options.OnError (slog by default) and the request is served
 // without limit (fail open, the default) or answered 503 Service
@@ -242,10 +246,7 @@ func New(l redisson.KeyedLimiter, opts *Options) (func(next http.Handler) http.H
 		}
 	}
 	if o.OnError == nil {
-		o.OnError = func(r *http.Request, err error) {
-			slog.Default().ErrorContext(r.Context(), "httplimit: rate limiter failed",
-				"err", err, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-		}
+		o.OnError = logError("httplimit: rate limiter failed")
 	}
 	if o.Rejected == nil {
 		o.Rejected = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -354,6 +355,15 @@ type decisionKey struct{}
 func DecisionFrom(ctx context.Context) (redisson.RateDecision, bool) {
 	d, ok := ctx.Value(decisionKey{}).(redisson.RateDecision)
 	return d, ok
+}
+
+// logError returns the default OnError: the error logged with slog.Default
+// at level Error, as msg, with the request's method, path and peer.
+func logError(msg string) func(r *http.Request, err error) {
+	return func(r *http.Request, err error) {
+		slog.Default().ErrorContext(r.Context(), msg,
+			"err", err, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	}
 }
 
 // ceilSeconds returns d in whole seconds, rounded up.

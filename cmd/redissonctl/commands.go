@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,8 +43,43 @@ func (a *app) inspectLock(ctx context.Context, kind, name string) (redisson.Lock
 	return a.c.InspectLock(ctx, name)
 }
 
+// electionInfo is what inspect election shows: the leader of record (nil
+// when nobody leads) and the election's lock.
+type electionInfo struct {
+	Name   string            `json:"name"`
+	Leader *redisson.Leader  `json:"leader"`
+	Lock   redisson.LockInfo `json:"lock"`
+}
+
+// inspectElection prints an election; no leader is exit 3 after its output.
+func (a *app) inspectElection(ctx context.Context, name string) error {
+	ctx, cancel := a.bounded(ctx)
+	defer cancel()
+	info := electionInfo{Name: name}
+	ld, err := a.c.GetElection(name).Leader(ctx)
+	switch {
+	case err == nil:
+		info.Leader = &ld
+	case !errors.Is(err, redisson.ErrNoLeader):
+		return err
+	}
+	if info.Lock, err = a.c.InspectLock(ctx, name); err != nil {
+		return err
+	}
+	if err := a.print(info, func(w *tabwriter.Writer) { renderElection(w, info) }); err != nil {
+		return err
+	}
+	if info.Leader == nil {
+		return fmt.Errorf("election %q: %w", name, errNoLeader)
+	}
+	return nil
+}
+
 // inspect prints one object; a lock not held is exit 3 after its output.
 func (a *app) inspect(ctx context.Context, kind, name string) error {
+	if kind == "election" {
+		return a.inspectElection(ctx, name)
+	}
 	if lockKinds[kind] {
 		info, err := a.inspectLock(ctx, kind, name)
 		if err != nil {

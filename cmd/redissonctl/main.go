@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue NAME
+//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election NAME
 //	redissonctl [flags] inspect limiter NAME KEY
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
@@ -45,7 +45,7 @@ const (
 	exitOK       = 0 // done
 	exitRedis    = 1 // Redis unreachable, refused a command, or another runtime error
 	exitUsage    = 2 // bad usage: unknown command or kind, missing name, bad flag, key of another type, value -codec cannot decode
-	exitNotFound = 3 // the object does not exist, or the lock is not held
+	exitNotFound = 3 // the object does not exist, the lock is not held, or the election has no leader
 	exitRefused  = 4 // force-unlock or reset not confirmed
 )
 
@@ -54,7 +54,8 @@ const usageText = `usage: redissonctl [flags] COMMAND ...
 Commands:
   inspect KIND NAME   one object's state; KIND is lock, fairlock, rwlock,
                       semaphore, permits (permit-expirable semaphore), latch,
-                      ratelimiter, bucket, map, mapcache or queue
+                      ratelimiter, bucket, map, mapcache, queue or election
+                      (its leader, term and lock)
   list [PATTERN]      the keys of every object (SCAN MATCH PATTERN, default *)
                       on every master, with their kind and TTL
   force-unlock KIND NAME
@@ -79,7 +80,7 @@ Exit codes:
   1  error talking to Redis
   2  bad usage (unknown command or kind, missing name, bad flag, a key
      holding another kind of object, or a value -codec cannot decode)
-  3  not found (no such object) or not held (a free lock)
+  3  not found (no such object), not held (a free lock) or no leader
   4  force-unlock or reset refused (not confirmed)
 
 Flags (before or after the command):
@@ -123,6 +124,9 @@ var errRefused = errors.New("refused (not confirmed)")
 // errNotHeld is a lock that is not held.
 var errNotHeld = errors.New("not held")
 
+// errNoLeader is an election that nobody leads.
+var errNoLeader = errors.New("no leader")
+
 // run is the command: it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, words, err := parse(args, stdout)
@@ -142,7 +146,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.As(err, &usage), errors.Is(err, redisson.ErrWrongType), errors.Is(err, redisson.ErrEmptyName),
 		errors.Is(err, redisson.ErrInvalidName), errors.Is(err, redisson.ErrInvalidBatch), errors.Is(err, redisson.ErrCodec):
 		return exitUsage
-	case errors.Is(err, redisson.ErrNotFound), errors.Is(err, errNotHeld):
+	case errors.Is(err, redisson.ErrNotFound), errors.Is(err, errNotHeld), errors.Is(err, errNoLeader):
 		return exitNotFound
 	case errors.Is(err, errRefused):
 		return exitRefused
@@ -156,7 +160,7 @@ var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 // inspectKinds are the kinds inspect accepts.
 var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true, "semaphore": true,
 	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true,
-	"mapcache": true, "queue": true}
+	"mapcache": true, "queue": true, "election": true}
 
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -255,7 +259,7 @@ func ping(ctx context.Context, cfg config, rdb redis.UniversalClient) error {
 }
 
 func kindList(kinds map[string]bool) string {
-	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue"}
+	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election"}
 	var out []string
 	for _, k := range order {
 		if kinds[k] {

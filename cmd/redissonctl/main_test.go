@@ -110,6 +110,42 @@ func TestCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("InspectElection", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		t.Cleanup(func() { rdb.Del(ctx, "redisson_election:{"+n+"}") })
+		r := c.run(t, "", addr, "inspect", "election", n)
+		r.want(t, exitNotFound, "inspect election, nobody campaigned")
+		if !strings.Contains(r.stdout, "none") {
+			t.Errorf("text output lacks the missing leader:\n%s", r.stdout)
+		}
+		lead, err := cl.GetElection(n).Campaign(ctx, "host-7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lead.Resign(ctx)
+		r = c.run(t, "", addr, "inspect", "election", n)
+		r.want(t, exitOK, "inspect election")
+		for _, s := range []string{"election", n, "host-7", strconv.FormatInt(lead.Term(), 10), "held", cl.ID()} {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("text output lacks %q:\n%s", s, r.stdout)
+			}
+		}
+		r = c.run(t, "", addr, "-json", "inspect", "election", n)
+		r.want(t, exitOK, "inspect election -json")
+		var info struct {
+			Leader *redisson.Leader
+			Lock   redisson.LockInfo
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+			t.Fatalf("-json: %v\n%s", err, r.stdout)
+		}
+		if info.Leader == nil || *info.Leader != (redisson.Leader{Value: "host-7", Term: lead.Term()}) || !info.Lock.Held {
+			t.Errorf("-json = %+v; want leader host-7, term %d, lock held", info, lead.Term())
+		}
+	})
+
 	t.Run("InspectGoLock", func(t *testing.T) {
 		ctx := context.Background()
 		cl := newClient(t, rdb)

@@ -127,6 +127,19 @@ func renderLock(w *tabwriter.Writer, info redisson.LockInfo) {
 	}
 }
 
+// renderElection writes an election's leader, then its lock.
+func renderElection(w *tabwriter.Writer, info electionInfo) {
+	fmt.Fprintf(w, "election\t%s\n", info.Name)
+	if info.Leader == nil {
+		fmt.Fprintf(w, "leader\tnone\n")
+	} else {
+		fmt.Fprintf(w, "leader\t%s\n", info.Leader.Value)
+		fmt.Fprintf(w, "term\t%d\n", info.Leader.Term)
+	}
+	fmt.Fprintln(w)
+	renderLock(w, info.Lock)
+}
+
 // renderObject writes the state of an object other than a lock.
 func renderObject(w *tabwriter.Writer, v any) {
 	switch x := v.(type) {

@@ -2,7 +2,9 @@
 // and semaphores made by many goroutines and processes, and checks the
 // recorded history: directly (never more than n holders at once, fencing
 // tokens increasing in grant order) and, for locks, for linearizability
-// against a mutual-exclusion model with porcupine.
+// against a mutual-exclusion model with porcupine. For elections it checks
+// recorded leaderships (terms.go): no leader acts once a later term has
+// started, and terms increase in the order they start.
 //
 // Times are wall-clock Unix nanoseconds, so that histories recorded by
 // processes on one machine can be merged.

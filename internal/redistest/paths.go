@@ -190,3 +190,32 @@ func tailLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RequireServer marks a test of a feature (what) that servers older than
+// major lack. In a compatibility run, where ServerEnv names the binary
+// (make test-servers), the test is skipped on an older server, saying so;
+// .ci/test-servers lists each server's skipped tests beside its result. In
+// the default run (ServerEnv unset) an older server fails the test with
+// what to install instead: the default run never skips.
+func RequireServer(tb testing.TB, major int, what string) {
+	tb.Helper()
+	server, _ := ServerPath(tb)
+	v := serverMajorVersion(server)
+	if v == 0 || v >= major {
+		return
+	}
+	if os.Getenv(ServerEnv) != "" {
+		tb.Skipf("redistest: %s needs a server of version %d or later; %s is version %d", what, major, server, v)
+	}
+	tb.Fatalf("redistest: %s needs a server of version %d or later; %s is version %d: install Redis %d or later, or name one in %s",
+		what, major, server, v, major, ServerEnv)
+}
+
+// ServerMajor returns the major version of the server binary the tests
+// run (0 when it cannot tell), for a test whose expected result differs
+// between server versions.
+func ServerMajor(tb testing.TB) int {
+	tb.Helper()
+	server, _ := ServerPath(tb)
+	return serverMajorVersion(server)
+}

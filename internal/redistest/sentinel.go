@@ -246,9 +246,11 @@ func (s *Sentinel) setMinReplicas(n int, maxLag time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, srv := range s.data {
-		if _, err := srv.Do(ctx, "CONFIG", "SET", "min-replicas-to-write", strconv.Itoa(n),
-			"min-replicas-max-lag", strconv.FormatInt(lag, 10)); err != nil {
-			return fmt.Errorf("CONFIG SET min-replicas on %s: %w", srv.Addr(), err)
+		// One parameter per CONFIG SET: servers before Redis 7.0 take one.
+		for _, kv := range [][2]string{{"min-replicas-to-write", strconv.Itoa(n)}, {"min-replicas-max-lag", strconv.FormatInt(lag, 10)}} {
+			if _, err := srv.Do(ctx, "CONFIG", "SET", kv[0], kv[1]); err != nil {
+				return fmt.Errorf("CONFIG SET %s on %s: %w", kv[0], srv.Addr(), err)
+			}
 		}
 	}
 	return nil
