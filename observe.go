@@ -95,7 +95,7 @@ const (
 
 	EventQueueUnconfirmed // Close came before Redis confirmed a queue's hand-over to takers; they got the elements, a copy may stay in the in-flight list (Kind, Name, Count elements, Err)
 	EventEvictFailed      // a MapCache eviction call failed; the next visit retries (Kind, Name, Err)
-	EventNoEvictRefused   // the server refused CLIENT NO-EVICT on a pub/sub connection (before Redis 7, or an ACL); reported once per client, the connections work unmarked (Err)
+	EventNoEvictRefused   // the server has CLIENT NO-EVICT but refused it on a pub/sub connection (an ACL); reported once per client, the connections work unmarked (Err)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
@@ -291,7 +291,7 @@ var eventSpecs = [...]eventSpec{
 
 	EventQueueUnconfirmed: {slog.LevelWarn, "redisson: queue hand-over not confirmed before close", fKind | fName | fCount | fErr},
 	EventEvictFailed:      {slog.LevelWarn, "redisson: map cache eviction failed", fKind | fName | fErr},
-	EventNoEvictRefused:   {slog.LevelInfo, "redisson: CLIENT NO-EVICT refused on pub/sub connections", fErr},
+	EventNoEvictRefused:   {slog.LevelWarn, "redisson: CLIENT NO-EVICT refused on pub/sub connections", fErr},
 }
 
 // emit reports e (Time is set here).

@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -65,9 +66,10 @@ func newSubscriber(rdb redis.UniversalClient, topo topology, em *emitter) *subsc
 const failoverAddr = "FailoverClient"
 
 // onConnect runs user (the user's OnConnect, if any) and then CLIENT
-// NO-EVICT on. A refusal of the latter (a server before Redis 7, an ACL
-// without it) is reported once as EventNoEvictRefused and the connection
-// kept: marking it is a protection, not a condition of working.
+// NO-EVICT on. A server without the command (before Redis 7, which has no
+// maxmemory-clients either) is left alone; another refusal (an ACL) is
+// reported once as EventNoEvictRefused. The connection is kept either way:
+// marking it is a protection, not a condition of working.
 func (s *subscriber) onConnect(user func(context.Context, *redis.Conn) error) func(context.Context, *redis.Conn) error {
 	return func(ctx context.Context, cn *redis.Conn) error {
 		if user != nil {
@@ -75,10 +77,9 @@ func (s *subscriber) onConnect(user func(context.Context, *redis.Conn) error) fu
 				return err
 			}
 		}
-		if err := cn.Do(ctx, "client", "no-evict", "on").Err(); err != nil {
-			s.refused.Do(func() {
-				s.emit.emit(Event{Type: EventNoEvictRefused, Err: classify(err)})
-			})
+		err := classify(cn.Do(ctx, "client", "no-evict", "on").Err())
+		if err != nil && !errors.Is(err, ErrUnsupported) {
+			s.refused.Do(func() { s.emit.emit(Event{Type: EventNoEvictRefused, Err: err}) })
 		}
 		return nil
 	}

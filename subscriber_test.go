@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -217,5 +218,37 @@ func TestSubscriberCloneKeepsOptions(t *testing.T) {
 	defer fo.Close()
 	if fs := newSubscriber(fo, topologyOf(fo), em); fs.owned || fs.rdb != fo {
 		t.Errorf("subscriber of a failover client is a clone; want the user's client")
+	}
+}
+
+// A user whose ACL refuses CLIENT NO-EVICT: the pub/sub connection works
+// unmarked, and the refusal is one no_evict_refused event matching ErrAuth
+// (NOPERM), however many connections are refused.
+func TestPubSubNoEvictRefusedByACL(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := testCtx(t, 30*time.Second)
+	admin := srv.Client(t)
+	if err := admin.Do(ctx, "acl", "setuser", "app", "on", ">pw", "~*", "&*", "+@all", "-client|no-evict").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb := srv.Client(t, func(o *redis.Options) { o.Username, o.Password = "app", "pw" })
+	c, rec, _ := observedClientOn(t, rdb, nil)
+	topic := GetTopic[string](c, uniqueName(t, admin))
+	sub, err := topic.Subscribe(ctx, func(string) {})
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	if n, err := topic.Publish(ctx, "x"); err != nil || n != 1 {
+		t.Fatalf("Publish = %d, %v; want 1 subscription reached", n, err)
+	}
+	// Another connection of the engine's client: refused again, not
+	// reported again.
+	if err := c.sub.rdb.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	evs := rec.eventsOf(EventNoEvictRefused)
+	if len(evs) != 1 || !errors.Is(evs[0].Err, ErrAuth) {
+		t.Fatalf("no_evict_refused events = %+v; want one matching ErrAuth", evs)
 	}
 }
