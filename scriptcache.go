@@ -55,7 +55,7 @@ func runnerConfig(rdb redis.UniversalClient, topo topology, em *emitter, o Optio
 	return cfg
 }
 
-// run calls s with EVALSHA and, on NOSCRIPT, loads it and calls once more;
+// run calls s with EVALSHA and, on NOSCRIPT, loads it and calls again (up to three loads);
 // a call refused during a slot migration is retried for up to 3 s; a call
 // whose context has already ended is not sent (scripting.NotSentError). See
 // scripting.Runner.Run.

@@ -45,8 +45,8 @@ func IsNoScript(err error) bool {
 // SCRIPT LOAD per script and node: the first sends it, the others wait for
 // its result (or their own context's end). A load that succeeded after sent
 // serves a caller that comes later too: by then the script is there (unless
-// flushed again since, which the caller's single retry then reports, as it
-// would after a load of its own). A load that failed for its sender's
+// flushed again since, which the caller's next call then meets, as it
+// would after a load of its own, and loads for again). A load that failed for its sender's
 // context is tried again by a waiter whose context is alive. shared says
 // the load was another caller's: a caller whose retry meets NOSCRIPT again
 // after a shared load (the script flushed in between) loads it once more,

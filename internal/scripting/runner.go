@@ -89,7 +89,7 @@ func (e NotSentError) Error() string { return e.err.Error() }
 func (e NotSentError) Unwrap() error { return e.err }
 
 // Run calls s with EVALSHA on keys and args and, on NOSCRIPT, loads it and
-// calls once more. A refusal that says the script did not run because its
+// calls again (at most noScriptLoads times). A refusal that says the script did not run because its
 // slot is being migrated (TRYAGAIN, or a redirection go-redis gave up
 // following) is retried with a short backoff for up to slotRetryWindow.
 func (r *Runner) Run(ctx context.Context, s *Script, keys []string, args ...any) *redis.Cmd {
@@ -183,24 +183,23 @@ func (r *Runner) runOnce(ctx context.Context, s *Script, keys []string, argv, ar
 		r.saw(s, cmd.Err())
 		return cmd
 	}
-	shared, err := r.load(ctx, s, keys, sent)
-	if err != nil {
-		cmd.SetErr(err)
-		return cmd
+	// Each NOSCRIPT gets a load (its own, or one that ended after the call
+	// was sent) and one more call, up to noScriptLoads times: a flush can
+	// land between a load and the call after it, and only a flush that
+	// keeps doing so reaches the caller.
+	for i := 0; i < noScriptLoads && IsNoScript(cmd.Err()); i++ {
+		if _, err := r.load(ctx, s, keys, sent); err != nil {
+			cmd.SetErr(err)
+			return cmd
+		}
+		sent = time.Now()
+		cmd = r.evalShaTrip(ctx, s, keys, argv, args)
 	}
-	sent = time.Now()
-	cmd = r.evalShaTrip(ctx, s, keys, argv, args)
-	if !shared || !IsNoScript(cmd.Err()) {
-		return cmd
-	}
-	// Another caller's load served this one, and the script is gone again
-	// (flushed since): load it as if none had.
-	if _, err := r.load(ctx, s, keys, sent); err != nil {
-		cmd.SetErr(err)
-		return cmd
-	}
-	return r.evalShaTrip(ctx, s, keys, argv, args)
+	return cmd
 }
+
+// noScriptLoads bounds the loads one call makes for NOSCRIPT replies.
+const noScriptLoads = 3
 
 // evalShaTrip is evalSha counting its round trip, unless the call was never
 // sent (its context ended while it queued for the auto-pipeline): a call
