@@ -1,0 +1,78 @@
+-- prelude_rq: what the ReliableQueue scripts share (never run alone).
+--
+-- A job is a stream entry: its payload field (the codec-encoded name
+-- "payload", as a Java RStream producer writes it) and, when this library
+-- wrote it again (a retry, a delayed job, a requeued dead letter), plain
+-- metadata fields whose names start with "rq:" (docs/keys.md).
+--
+-- lease_state(stream, group, consumer, id) tells whether the entry id is
+-- pending for consumer: 1 yes; 0 pending for another consumer, or not
+-- pending while the entry still exists (acked by another); 2 neither
+-- pending nor in the stream: settled already (the first run of a call
+-- go-redis resent) or deleted.
+local function lease_state(stream, group, consumer, id)
+  local p = redis.call('xpending', stream, group, id, id, 1)
+  if #p == 1 then
+    if p[1][2] == consumer then
+      return 1
+    end
+    return 0
+  end
+  if #redis.call('xrange', stream, id, id) == 0 then
+    return 2
+  end
+  return 0
+end
+
+-- entry_fields returns the fields of entry id of stream ({} when gone).
+local function entry_fields(stream, id)
+  local e = redis.call('xrange', stream, id, id)
+  if #e == 0 then
+    return {}
+  end
+  return e[1][2]
+end
+
+-- with_meta returns fields without their "rq:" metadata, followed by the
+-- name/value pairs of meta (a flat list; a false value is left out).
+local function with_meta(fields, meta)
+  local out = {}
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, 3) ~= 'rq:' then
+      out[#out + 1] = fields[i]
+      out[#out + 1] = fields[i + 1]
+    end
+  end
+  for i = 1, #meta, 2 do
+    if meta[i + 1] then
+      out[#out + 1] = meta[i]
+      out[#out + 1] = meta[i + 1]
+    end
+  end
+  return out
+end
+
+-- meta_of returns the value of metadata field name in fields, or false.
+local function meta_of(fields, name)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then
+      return fields[i + 1]
+    end
+  end
+  return false
+end
+
+-- server_ms is the server's clock in milliseconds.
+local function server_ms()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- check_stream fails with WRONGTYPE unless key is a stream or missing.
+local function check_stream(key)
+  local t = redis.call('type', key)['ok']
+  if t ~= 'none' and t ~= 'stream' then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
+  return false
+end
