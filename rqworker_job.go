@@ -55,7 +55,7 @@ func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time
 	j.EnqueuedAt = time.UnixMilli(j.enqMs)
 	j.Attempt = j.prior + deliveries
 	if j.Attempt == 1 {
-		j.FirstDeliveredAt = time.Now()
+		j.FirstDeliveredAt = time.UnixMilli(time.Now().UnixMilli()) // as later deliveries read it
 	}
 	deadline := sent.Add(w.q.c.opts.WatchdogTimeout - lossMargin(w.q.c.opts.WatchdogTimeout))
 	var bad error
