@@ -98,11 +98,28 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 	return cause
 }
 
-// init checks the keys' types and creates the consumer group.
+// init checks the keys' types and creates the consumer group. A failure
+// other than ErrWrongType (Redis unreachable or loading) is reported as an
+// event and retried until ctx ends or the client closes.
 func (w *rqWorker[T]) init(ctx context.Context) error {
-	w.q.c.trip(ctx, 1)
-	err := w.q.c.scripts.run(ctx, scriptRQInit, []string{w.q.name, w.q.dead}, rqGroup).Err()
-	return w.q.wrap(err)
+	for fails := 1; ; fails++ {
+		w.q.c.trip(ctx, 1)
+		err := w.q.wrap(w.q.c.scripts.run(ctx, scriptRQInit, []string{w.q.name, w.q.dead}, rqGroup).Err())
+		if err == nil || errors.Is(err, ErrWrongType) {
+			return err
+		}
+		if ctx.Err() != nil || w.q.c.closed.Load() {
+			return err
+		}
+		w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: err})
+		t := time.NewTimer(min(time.Duration(fails)*50*time.Millisecond, time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-w.q.c.closing:
+		}
+		t.Stop()
+	}
 }
 
 // fetchLoop receives jobs until stop is closed or the client closes, and
@@ -204,8 +221,8 @@ func (w *rqWorker[T]) giveSlots(n int) {
 // failed reports a failed fetch as an event; a missing group (the stream
 // was deleted) is created again.
 func (w *rqWorker[T]) failed(err error) {
-	w.q.c.emit.emit(Event{Type: EventRenewalFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer,
-		Err: fmt.Errorf("fetch: %w", err)})
+	w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer,
+		Err: err})
 	if isNoGroup(err) {
 		_ = w.init(w.background())
 	}

@@ -21,6 +21,12 @@ const (
 // maxErrText bounds the error text kept with a job.
 const maxErrText = 4096
 
+// rqSettled, when set (only tests set it, before any worker starts), is
+// told of every settle call before it is sent (done false, sent false)
+// and of its result: the crash tests record their history of acks from
+// it.
+var rqSettled func(jobID, how string, attempt int, sent, done bool)
+
 // receive turns a received entry into a Job, leases it (the watchdog renews
 // it from now on) and queues it for the handlers; it reports whether it
 // did. An entry without a payload, or whose payload does not decode, goes
@@ -185,13 +191,22 @@ func (w *rqWorker[T]) settleCall(ctx context.Context, j *Job[T], how string, del
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.opts.Lease)
 	defer cancel()
+	if rqSettled != nil {
+		rqSettled(j.ID, how, j.Attempt, false, false)
+	}
 	w.q.c.trip(ctx, 1)
 	n, err := w.q.c.scripts.run(ctx, scriptRQSettle, w.keys, rqGroup, w.consumer, j.entry, how,
 		j.ID, j.Attempt, ceilMs(delay), text, j.enqMs, first).Int64()
+	done := err == nil && (n == 1 || n == 2 && time.Now().Before(deadline))
+	if rqSettled != nil {
+		rqSettled(j.ID, how, j.Attempt, true, done)
+	}
 	switch {
 	case err != nil:
-		return false, w.q.wrap(err)
-	case n == 1, n == 2 && time.Now().Before(deadline):
+		err = w.q.wrap(err)
+		w.q.c.emit.emit(Event{Type: EventJobSettleFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: err})
+		return false, err
+	case done:
 		return true, nil
 	}
 	return false, w.q.errorf("job %s: %w", j.ID, ErrJobLeaseLost)

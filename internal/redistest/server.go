@@ -201,6 +201,28 @@ func (s *Server) Restart(tb testing.TB) {
 	}
 }
 
+// CrashRestart kills the server with SIGKILL (a crash, without shutdown)
+// and starts it again on the same port with its files kept, waiting until
+// it answers PING: it comes back with what its persistence (for example
+// --appendonly yes --appendfsync always) had written.
+func (s *Server) CrashRestart(tb testing.TB) {
+	tb.Helper()
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.stopLocked(false)
+	var err error
+	for try := 0; try < startTries; try++ {
+		var bindErr bool
+		if bindErr, err = s.launch(); err == nil || !bindErr {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		tb.Fatalf("redistest: crash restart %s: %v", s.Addr(), err)
+	}
+}
+
 // Pause suspends the server process with SIGSTOP: connections stay open but
 // nothing is answered (a hung server). Resume undoes it. Stop and Kill work
 // on a paused server.
