@@ -504,3 +504,55 @@ func TestReliableQueuePartitionedWorkerToldFirst(t *testing.T) {
 	proxy.Partition(false)
 	waitFor(t, "the job acked once", func() bool { return mustStats(t, live) == ReliableQueueStats{} })
 }
+
+// On Redis Cluster every key of the queue is in its name's slot: jobs are
+// enqueued now and delayed, handled, retried and dead-lettered there.
+func TestReliableQueueCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, &Options{WatchdogTimeout: time.Second})
+	name := uniqueName(t, rdb)
+	q := GetReliableQueue[int](c, name)
+	ctx := testCtx(t, time.Minute)
+	t.Cleanup(func() { rdb.Del(context.Background(), q.name, q.delayed, q.bodies, q.dead) })
+	for _, k := range []string{q.delayed, q.bodies, q.dead, q.callPre + "1", q.dedupPr + "x"} {
+		if hashSlot(k) != hashSlot(name) {
+			t.Fatalf("key %s in slot %d, the name in %d", k, hashSlot(k), hashSlot(name))
+		}
+	}
+	const n = 60
+	for i := range n {
+		var opts []EnqueueOption
+		if i%10 == 0 {
+			opts = append(opts, JobDelay(50*time.Millisecond), JobDedupID(fmt.Sprint(i), time.Minute))
+		}
+		if _, _, err := q.Enqueue(ctx, i, opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[int]int{}
+	process(t, q, func(_ context.Context, j *Job[int]) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[j.Value]++
+		if j.Value == 7 || (j.Value == 8 && j.Attempt == 1) {
+			return errors.New("no")
+		}
+		return nil
+	}, WorkerOptions{Concurrency: 4, MaxDeliveries: 2, Backoff: func(int) time.Duration { return 10 * time.Millisecond }})
+	waitFor(t, "every job done", func() bool {
+		st, err := q.Stats(ctx)
+		return err == nil && st == ReliableQueueStats{Dead: 1}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range n {
+		want := 1
+		if i == 7 || i == 8 {
+			want = 2
+		}
+		if seen[i] != want {
+			t.Errorf("job %d handled %d times, want %d", i, seen[i], want)
+		}
+	}
+}

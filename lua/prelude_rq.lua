@@ -76,3 +76,25 @@ local function check_stream(key)
   end
   return false
 end
+
+-- pack_fields packs a flat list of strings as one string, each item as
+-- <length>:<bytes> (binary-safe; a delayed job's body in its hash).
+local function pack_fields(fields)
+  local parts = {}
+  for i = 1, #fields do
+    parts[i] = #fields[i] .. ':' .. fields[i]
+  end
+  return table.concat(parts)
+end
+
+-- unpack_fields is the inverse of pack_fields.
+local function unpack_fields(s)
+  local out, pos = {}, 1
+  while pos <= #s do
+    local colon = string.find(s, ':', pos, true)
+    local n = tonumber(string.sub(s, pos, colon - 1))
+    out[#out + 1] = string.sub(s, colon + 1, colon + n)
+    pos = colon + n + 1
+  end
+  return out
+end

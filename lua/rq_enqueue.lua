@@ -4,7 +4,7 @@
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
--- KEYS[3]  delayed job bodies: hash, job id -> cmsgpack list of the fields
+-- KEYS[3]  delayed job bodies: hash, job id -> the fields, packed (prelude_rq)
 -- KEYS[4]  call marker (redisson_rq_call:{name}:<client uuid>:<n>): the result
 -- KEYS[5]  deduplication key (redisson_rq_dedup:{name}:<id>), or KEYS[4]
 -- ARGV[1]  payload field name (codec-encoded "payload")
@@ -42,7 +42,7 @@ if delay > 0 then
   local now = server_ms()
   id = ARGV[4]
   redis.call('zadd', KEYS[2], now + delay, id)
-  redis.call('hset', KEYS[3], id, cmsgpack.pack({ARGV[1], ARGV[2], 'rq:id', id, 'rq:enq', tostring(now)}))
+  redis.call('hset', KEYS[3], id, pack_fields({ARGV[1], ARGV[2], 'rq:id', id, 'rq:enq', tostring(now)}))
 else
   id = redis.call('xadd', KEYS[1], '*', ARGV[1], ARGV[2])
 end

@@ -5,7 +5,7 @@
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
--- KEYS[3]  delayed job bodies: hash, job id -> cmsgpack list of the fields
+-- KEYS[3]  delayed job bodies: hash, job id -> the fields, packed (prelude_rq)
 -- KEYS[4]  dead letters: stream
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer (this worker)
@@ -23,7 +23,7 @@ local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'limit', 0, 100)
 for _, id in ipairs(due) do
   local packed = redis.call('hget', KEYS[3], id)
   if packed then
-    redis.call('xadd', KEYS[1], '*', unpack(cmsgpack.unpack(packed)))
+    redis.call('xadd', KEYS[1], '*', unpack(unpack_fields(packed)))
     redis.call('hdel', KEYS[3], id)
   end
   redis.call('zrem', KEYS[2], id)

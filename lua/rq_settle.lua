@@ -6,7 +6,7 @@
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
--- KEYS[3]  delayed job bodies: hash, job id -> cmsgpack list of the fields
+-- KEYS[3]  delayed job bodies: hash, job id -> the fields, packed (prelude_rq)
 -- KEYS[4]  dead letters: stream
 -- ARGV[1]  consumer group
 -- ARGV[2]  consumer (this worker)
@@ -49,7 +49,7 @@ if how ~= 'ack' then
     local delay = tonumber(ARGV[7])
     if delay > 0 then
       redis.call('zadd', KEYS[2], server_ms() + delay, ARGV[5])
-      redis.call('hset', KEYS[3], ARGV[5], cmsgpack.pack(with_meta(fields, meta)))
+      redis.call('hset', KEYS[3], ARGV[5], pack_fields(with_meta(fields, meta)))
     else
       redis.call('xadd', KEYS[1], '*', unpack(with_meta(fields, meta)))
     end
