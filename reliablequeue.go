@@ -127,7 +127,12 @@ func JobDedupID(id string, window time.Duration) EnqueueOption {
 // digits), and stays the job's through its retries. The job is added once
 // even when go-redis resends the call (a marker
 // redisson_rq_call:{name}:<client uuid>:<n> holds the result for the
-// retry window). Enqueue returns ErrNilValue for a nil pointer or
+// retry window). With Options.ReplicaAck, the call waits for that many
+// replicas to acknowledge the write (WAIT in the same round trip) and
+// returns the id with ErrNotReplicated when too few did: the job is
+// enqueued but a failover may lose it (it is not undone; enqueue it again
+// with the same JobDedupID, which adds it only if it is gone). Enqueue
+// returns ErrNilValue for a nil pointer or
 // interface, ErrCodec when v does not encode, ErrNegativeDuration for a
 // negative JobDelay, ErrInvalidOption for a bad JobDedupID; ErrEmptyName,
 // ErrInvalidName, ErrWrongType (the name holds another type: Redis is
@@ -161,8 +166,17 @@ func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOpti
 		delayedID = newJobID()
 	}
 	q.c.trip(ctx, 1)
-	res, err := q.c.scripts.run(ctx, scriptRQEnqueue, []string{q.name, q.delayed, q.bodies, marker, dedupKey},
-		q.payload, body, ceilMs(cfg.delay), delayedID, q.c.retryWindowArg, ceilMs(cfg.dedupWindow)).Slice()
+	keys := []string{q.name, q.delayed, q.bodies, marker, dedupKey}
+	args := []any{q.payload, body, ceilMs(cfg.delay), delayedID, q.c.retryWindowArg, ceilMs(cfg.dedupWindow)}
+	var cmd *redis.Cmd
+	acked := int64(0)
+	ack := q.c.opts.ReplicaAck
+	if ack.Replicas > 0 {
+		cmd, acked = q.c.scripts.runWait(ctx, scriptRQEnqueue, keys, ack.Replicas, ack.Timeout, args...)
+	} else {
+		cmd = q.c.scripts.run(ctx, scriptRQEnqueue, keys, args...)
+	}
+	res, err := cmd.Slice()
 	forgetCallMarker(q.c, marker, err)
 	if err != nil {
 		return "", false, q.wrap(err)
@@ -174,6 +188,10 @@ func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOpti
 	id, ok := res[1].(string)
 	if !ok {
 		return "", false, q.errorf("%w: enqueue reply %v", ErrUnexpectedReply, res)
+	}
+	if ack.Replicas > 0 && acked < int64(ack.Replicas) {
+		return id, n == 1, q.errorf("%w: job %s enqueued, acknowledged by %d of %d replicas (a failover may lose it; enqueue again with the same JobDedupID)",
+			ErrNotReplicated, id, acked, ack.Replicas)
 	}
 	return id, n == 1, nil
 }

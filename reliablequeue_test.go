@@ -556,3 +556,31 @@ func TestReliableQueueCluster(t *testing.T) {
 		}
 	}
 }
+
+// With ReplicaAck, an Enqueue returns once the replica has the job; one
+// that too few replicas acknowledged reports ErrNotReplicated and keeps
+// the job, and enqueuing it again with its dedup id adds nothing.
+func TestReliableQueueEnqueueReplicaAck(t *testing.T) {
+	master, replica := startReplicated(t)
+	rdb, rrep := master.Client(t), replica.Client(t)
+	ctx := testCtx(t, time.Minute)
+	q := GetReliableQueue[string](newClient(t, rdb, &Options{ReplicaAck: ReplicaAck{Replicas: 1, Timeout: 5 * time.Second}}), "acked")
+	for i := range 10 {
+		id, _, err := q.Enqueue(ctx, fmt.Sprint(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rrep.XRange(ctx, "acked", id, id).Val()) != 1 {
+			t.Fatalf("job %s not on the replica when Enqueue returned", id)
+		}
+	}
+	strict := GetReliableQueue[string](newClient(t, rdb, &Options{ReplicaAck: ReplicaAck{Replicas: 2, Timeout: 100 * time.Millisecond}}), "strict")
+	id, added, err := strict.Enqueue(ctx, "x", JobDedupID("x", time.Minute))
+	if !errors.Is(err, ErrNotReplicated) || id == "" || !added {
+		t.Fatalf("Enqueue with 2 replicas asked, 1 present = %q, %v, %v; want the id, true, ErrNotReplicated", id, added, err)
+	}
+	id2, added2, _ := strict.Enqueue(ctx, "x", JobDedupID("x", time.Minute))
+	if id2 != id || added2 {
+		t.Fatalf("Enqueue again = %q, %v; want %q, false", id2, added2, id)
+	}
+}
