@@ -584,3 +584,26 @@ func TestReliableQueueEnqueueReplicaAck(t *testing.T) {
 		t.Fatalf("Enqueue again = %q, %v; want %q, false", id2, added2, id)
 	}
 }
+
+// An Observer sees each job's enqueue and ack (a duplicate enqueue denied),
+// each with its round trip.
+func TestReliableQueueObserved(t *testing.T) {
+	srv := redistest.Start(t)
+	c, rec, _ := observedClientOn(t, srv.Client(t), &Options{WatchdogTimeout: time.Second})
+	q := GetReliableQueue[string](c, "observed")
+	ctx := testCtx(t, time.Minute)
+	q.Enqueue(ctx, "a", JobDedupID("a", time.Minute))
+	q.Enqueue(ctx, "a", JobDedupID("a", time.Minute))
+	q.Enqueue(ctx, "b")
+	process(t, q, func(context.Context, *Job[string]) error { return nil }, WorkerOptions{Concurrency: 1})
+	waitFor(t, "two acks recorded", func() bool { return len(rec.opsOf(opRQAck, "observed")) == 2 })
+	enq := rec.opsOf(opRQEnqueue, "observed")
+	if len(enq) != 3 || enq[0].Outcome != OutcomeOK || enq[1].Outcome != OutcomeDenied {
+		t.Fatalf("enqueue records %+v: want ok, denied, ok", enq)
+	}
+	for _, op := range append(enq, rec.opsOf(opRQAck, "observed")...) {
+		if op.RoundTrips < 1 || op.Err != nil {
+			t.Errorf("record %+v: want a round trip and no error", op)
+		}
+	}
+}
