@@ -164,7 +164,8 @@ var (
 	scriptGCRAReserve        = mustScript("gcra_reserve")
 
 	// ReliableQueue (reliablequeue*.go, deadletter.go): a job queue on a
-	// stream and consumer group. All join prelude_rq.
+	// stream and consumer group. All join prelude_rq; all but rq_renew join
+	// prelude_delayq too (the server clock, the WRONGTYPE check).
 	scriptRQInit    = mustScript("rq_init")
 	scriptRQEnqueue = mustScript("rq_enqueue")
 	scriptRQFetch   = mustScript("rq_fetch")

@@ -1,5 +1,8 @@
 -- prelude_rq: what the ReliableQueue scripts share (never run alone).
 --
+-- Its scripts also join prelude_delayq, for delayqNow (the server's clock
+-- in ms) and delayqWrongType (the WRONGTYPE check of a key).
+--
 -- A job is a stream entry: its payload field (the codec-encoded name
 -- "payload", as a Java RStream producer writes it) and, when this library
 -- wrote it again (a retry, a delayed job, a requeued dead letter), plain
@@ -58,21 +61,6 @@ local function meta_of(fields, name)
     if fields[i] == name then
       return fields[i + 1]
     end
-  end
-  return false
-end
-
--- server_ms is the server's clock in milliseconds.
-local function server_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
--- check_stream fails with WRONGTYPE unless key is a stream or missing.
-local function check_stream(key)
-  local t = redis.call('type', key)['ok']
-  if t ~= 'none' and t ~= 'stream' then
-    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
   return false
 end

@@ -1,6 +1,6 @@
 -- rq_enqueue: add one job to a ReliableQueue, once per call and once per
 -- deduplication id within its window.
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
@@ -24,7 +24,7 @@ local done = redis.call('get', KEYS[4])
 if done then
   return {tonumber(string.sub(done, 1, 1)), string.sub(done, 3)}
 end
-local bad = check_stream(KEYS[1])
+local bad = delayqWrongType(KEYS[1], 'stream')
 if bad then
   return bad
 end
@@ -39,7 +39,7 @@ end
 local id
 local delay = tonumber(ARGV[3])
 if delay > 0 then
-  local now = server_ms()
+  local now = delayqNow()
   id = ARGV[4]
   redis.call('zadd', KEYS[2], now + delay, id)
   redis.call('hset', KEYS[3], id, pack_fields({ARGV[1], ARGV[2], 'rq:id', id, 'rq:enq', tostring(now)}))

@@ -1,7 +1,7 @@
 -- rq_fetch: one fetch of a ReliableQueue worker: move the delayed jobs
 -- that are due into the stream, take over the jobs whose lease ended
 -- (their worker died or was cut off), and read new jobs, up to a count.
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
@@ -18,7 +18,7 @@
 -- {{entry id, deliveries of this entry, fields}, ...}}. A job taken over
 -- that has had its most deliveries (every one of them lost with its
 -- worker) goes to the dead letters instead, with the reason in rq:err.
-local now = server_ms()
+local now = delayqNow()
 local due = redis.call('zrangebyscore', KEYS[2], '-inf', now, 'limit', 0, 100)
 for _, id in ipairs(due) do
   local packed = redis.call('hget', KEYS[3], id)

@@ -1,7 +1,7 @@
 -- rq_init: make a ReliableQueue ready for workers: its stream and consumer
 -- group exist (the group starts at 0, so that jobs enqueued before the
 -- first worker, by Go or by a Java RStream, are delivered).
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  dead letters: stream
@@ -9,7 +9,7 @@
 --
 -- Returns 1. Fails with WRONGTYPE, changing nothing, when either key holds
 -- another type.
-local bad = check_stream(KEYS[1]) or check_stream(KEYS[2])
+local bad = delayqWrongType(KEYS[1], 'stream') or delayqWrongType(KEYS[2], 'stream')
 if bad then
   return bad
 end

@@ -1,11 +1,11 @@
 -- rq_purge: delete a ReliableQueue's dead letters.
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  dead letters: stream
 --
 -- Returns how many dead letters were deleted. Fails with WRONGTYPE,
 -- changing nothing, when the key holds another type.
-local bad = check_stream(KEYS[1])
+local bad = delayqWrongType(KEYS[1], 'stream')
 if bad then
   return bad
 end

@@ -1,7 +1,7 @@
 -- rq_requeue: put dead letters of a ReliableQueue back in its stream as
 -- new jobs: their fields less the error and attempt count, keeping the
 -- job id and enqueue time.
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  dead letters: stream
 -- KEYS[2]  queue: stream of jobs
@@ -10,7 +10,7 @@
 --
 -- Returns how many were moved (an id not in the dead letters is skipped).
 -- Fails with WRONGTYPE, changing nothing, when a key holds another type.
-local bad = check_stream(KEYS[1]) or check_stream(KEYS[2])
+local bad = delayqWrongType(KEYS[1], 'stream') or delayqWrongType(KEYS[2], 'stream')
 if bad then
   return bad
 end

@@ -2,7 +2,7 @@
 -- holds its lease: ack it (success), give it back with a due time
 -- (retry), or move it to the dead letters; in each case the entry leaves
 -- the stream (XACK, XDEL), so that the stream holds no settled job.
--- prelude: rq
+-- prelude: delayq, rq
 --
 -- KEYS[1]  queue: stream of jobs
 -- KEYS[2]  delayed jobs: zset, job id -> due time (server ms)
@@ -43,12 +43,12 @@ if how ~= 'ack' then
     meta[#meta + 1] = 'rq:src'
     meta[#meta + 1] = ARGV[3]
     meta[#meta + 1] = 'rq:died'
-    meta[#meta + 1] = tostring(server_ms())
+    meta[#meta + 1] = tostring(delayqNow())
     redis.call('xadd', KEYS[4], '*', unpack(with_meta(fields, meta)))
   else
     local delay = tonumber(ARGV[7])
     if delay > 0 then
-      redis.call('zadd', KEYS[2], server_ms() + delay, ARGV[5])
+      redis.call('zadd', KEYS[2], delayqNow() + delay, ARGV[5])
       redis.call('hset', KEYS[3], ARGV[5], pack_fields(with_meta(fields, meta)))
     else
       redis.call('xadd', KEYS[1], '*', unpack(with_meta(fields, meta)))

@@ -187,8 +187,16 @@ func (s *Server) Restart(tb testing.TB) {
 	_ = os.Remove(filepath.Join(s.dir, "dump.rdb"))
 	_ = os.Remove(filepath.Join(s.dir, "appendonly.aof"))
 	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+	if err := s.relaunch(); err != nil {
+		tb.Fatalf("redistest: restart %s: %v", s.Addr(), err)
+	}
+}
+
+// relaunch starts the stopped server again on its port. The port was just
+// released; it retries briefly in case it is still held. s.life must be
+// held.
+func (s *Server) relaunch() error {
 	var err error
-	// The port was just released; retry briefly in case it is still held.
 	for try := 0; try < startTries; try++ {
 		var bindErr bool
 		if bindErr, err = s.launch(); err == nil || !bindErr {
@@ -196,9 +204,7 @@ func (s *Server) Restart(tb testing.TB) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err != nil {
-		tb.Fatalf("redistest: restart %s: %v", s.Addr(), err)
-	}
+	return err
 }
 
 // CrashRestart kills the server with SIGKILL (a crash, without shutdown)
@@ -210,15 +216,7 @@ func (s *Server) CrashRestart(tb testing.TB) {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.stopLocked(false)
-	var err error
-	for try := 0; try < startTries; try++ {
-		var bindErr bool
-		if bindErr, err = s.launch(); err == nil || !bindErr {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err != nil {
+	if err := s.relaunch(); err != nil {
 		tb.Fatalf("redistest: crash restart %s: %v", s.Addr(), err)
 	}
 }
