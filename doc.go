@@ -91,6 +91,7 @@
 //   - GetBlockingQueue: BlockingQueue, a Queue whose Take waits and never loses an element (RBlockingQueue).
 //   - GetBoundedBlockingQueue: BoundedBlockingQueue, a BlockingQueue with a capacity (RBoundedBlockingQueue).
 //   - GetDelayedQueue: DelayedQueue, elements moved into a destination queue once due (RDelayedQueue).
+//   - GetReliableQueue: ReliableQueue, a job queue on a stream whose jobs survive a worker's crash: leases, retries, dead letters.
 //
 // Messaging:
 //   - GetTopic: Topic, typed publish and subscribe on a channel (RTopic).

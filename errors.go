@@ -271,6 +271,33 @@ var (
 	ErrInvalidCapacity = errors.New("redisson: invalid queue capacity")
 )
 
+// Errors of ReliableQueue (a nil handler or an option out of range is
+// ErrInvalidOption; a lost lease matches ErrLeaseLost).
+var (
+	// ErrJobLeaseLost is the cause of a ReliableQueue handler's context
+	// when its worker lost the job's lease (its renewal failed, or was not
+	// confirmed before the lease ran out): another worker may receive the
+	// job once the lease ends. It matches ErrLeaseLost. The job is then
+	// neither acked nor retried by this worker.
+	ErrJobLeaseLost error = jobLeaseLost{}
+
+	// ErrWorkerStopped is the cause of a ReliableQueue handler's context
+	// when Process's shutdown timeout ran out before the handler returned;
+	// the job is given back to the queue unless the handler still returns
+	// nil.
+	ErrWorkerStopped = errors.New("redisson: worker stopped")
+
+	// ErrJobPanicked is matched by the error a ReliableQueue job fails
+	// with when its handler panicked; the job is retried as for any error.
+	ErrJobPanicked = errors.New("redisson: job handler panicked")
+)
+
+// jobLeaseLost is ErrJobLeaseLost: its own text, matching ErrLeaseLost.
+type jobLeaseLost struct{}
+
+func (jobLeaseLost) Error() string        { return "redisson: job lease lost" }
+func (jobLeaseLost) Is(target error) bool { return target == ErrLeaseLost }
+
 // invalidOption is the one error of an option or argument out of range: it
 // matches sentinel (ErrInvalidOption, or the object's own, such as
 // ErrInvalidRate) and reads `<sentinel>: <field> <value>, want <rule>`.

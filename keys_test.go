@@ -1,6 +1,7 @@
 package redisson
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // keyRow is one row of docs/keys.md: a key pattern in the doc's notation,
@@ -117,6 +119,12 @@ var documentedKeys = []keyRow{
 	{"BoundedBlockingQueue", "redisson_bqs:{name}", "string", permanent, false},
 	{"BoundedBlockingQueue", "redisson_bqueue_inflight:{name}:<client uuid>", "list", permanent, true},
 	{"BoundedBlockingQueue", "redisson_queue_drain:{name}:<client uuid>:<n>", "list", permanent, true},
+	{"ReliableQueue", "name", "stream", permanent, false},
+	{"ReliableQueue", "redisson_rq_delayed:{name}", "zset", permanent, false},
+	{"ReliableQueue", "redisson_rq_jobs:{name}", "hash", permanent, false},
+	{"ReliableQueue", "redisson_rq_dead:{name}", "stream", permanent, false},
+	{"ReliableQueue", "redisson_rq_dedup:{name}:<dedup id>", "string", expiring, false},
+	{"ReliableQueue", "redisson_rq_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -129,6 +137,7 @@ var keyPlaceholders = map[string]string{
 	"<n>":           `[0-9]+`,
 	"<key>":         `.+`,
 	"<request id>":  `[0-9a-f]{32}`,
+	"<dedup id>":    `[^:]+`,
 }
 
 // keyRegexp turns a doc pattern into an anchored regular expression for the
@@ -396,6 +405,24 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	mustTrue("BoundedBlockingQueue.TrySetCapacity", ok, err)
 	ok, err = bbq.Offer(ctx, "v")
 	mustTrue("BoundedBlockingQueue.Offer", ok, err)
+
+	// ReliableQueue: a job now, one delayed with a dedup id, and a foreign
+	// entry a worker moves to the dead letters.
+	rq := GetReliableQueue[string](c, name("ReliableQueue"))
+	_, _, err = rq.Enqueue(ctx, "now")
+	must("ReliableQueue.Enqueue", err)
+	_, _, err = rq.Enqueue(ctx, "later", JobDelay(time.Hour), JobDedupID("d1", time.Hour))
+	must("ReliableQueue.Enqueue", err)
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: rq.name, Values: []any{"foreign", "entry"}})
+	rqCtx, rqStop := context.WithCancel(ctx)
+	rqDone := make(chan error, 1)
+	go func() {
+		rqDone <- rq.Process(rqCtx, func(hctx context.Context, _ *Job[string]) error { <-hctx.Done(); return hctx.Err() },
+			WorkerOptions{Concurrency: 2, ShutdownTimeout: time.Millisecond})
+	}()
+	eventually(t, 10*time.Second, "the foreign entry dead-lettered", func() bool { return rdb.XLen(ctx, rq.dead).Val() == 1 })
+	rqStop()
+	<-rqDone
 
 	scan("every object in use")
 

@@ -223,6 +223,12 @@ func objectRows() []objectRow {
 		},
 			func(ctx context.Context, q *BoundedBlockingQueue[string]) error { return second(q.Offer(ctx, "v")) },
 			hashAt(itself, boundedCapKey)),
+		row("ReliableQueue", func(c *Client, name string) *ReliableQueue[string] { return GetReliableQueue[string](c, name) },
+			func(ctx context.Context, q *ReliableQueue[string]) error {
+				_, _, err := q.Enqueue(ctx, "v")
+				return err
+			},
+			stringAt(itself)),
 		row("MultiLock", func(c *Client, name string) *MultiLock { return NewMultiLock(multiLocks(c, name, 2)...) },
 			func(ctx context.Context, m *MultiLock) error { return second(m.TryLock(ctx, 0, time.Second)) },
 			stringAt(member("0"), member("1"))),

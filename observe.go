@@ -96,11 +96,13 @@ const (
 	EventQueueUnconfirmed // Close came before Redis confirmed a queue's hand-over to takers; they got the elements, a copy may stay in the in-flight list (Kind, Name, Count elements, Err)
 	EventEvictFailed      // a MapCache eviction call failed; the next visit retries (Kind, Name, Err)
 	EventNoEvictRefused   // the server has CLIENT NO-EVICT but refused it on a pub/sub connection (an ACL); reported once per client, the connections work unmarked (Err)
+	EventJobFetchFailed   // a ReliableQueue worker's fetch of jobs failed; it retries after a back-off (Kind, Name, Owner: the consumer, Err)
+	EventJobSettleFailed  // a ReliableQueue job's ack, retry or dead-lettering failed; the job is delivered again once its lease ends (Kind, Name, Owner: the consumer, Err)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
 	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up",
-	"delay_move_failed", "queue_unconfirmed", "evict_failed", "no_evict_refused"}
+	"delay_move_failed", "queue_unconfirmed", "evict_failed", "no_evict_refused", "job_fetch_failed", "job_settle_failed"}
 
 // String returns the event's name as metrics and logs label it, such as
 // "lease_lost".
@@ -292,6 +294,8 @@ var eventSpecs = [...]eventSpec{
 	EventQueueUnconfirmed: {slog.LevelWarn, "redisson: queue hand-over not confirmed before close", fKind | fName | fCount | fErr},
 	EventEvictFailed:      {slog.LevelWarn, "redisson: map cache eviction failed", fKind | fName | fErr},
 	EventNoEvictRefused:   {slog.LevelWarn, "redisson: CLIENT NO-EVICT refused on pub/sub connections", fErr},
+	EventJobFetchFailed:   {slog.LevelWarn, "redisson: job fetch failed", fKind | fName | fOwner | fErr},
+	EventJobSettleFailed:  {slog.LevelWarn, "redisson: job settle failed", fKind | fName | fOwner | fErr},
 }
 
 // emit reports e (Time is set here).

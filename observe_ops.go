@@ -175,4 +175,13 @@ const (
 	opQueuePut            = "queue.put" // Wait: the time blocked for room
 	opQueueTrySetCapacity = "queue.try_set_capacity"
 	opQueueCapacity       = "queue.capacity" // Capacity, RemainingCapacity
+
+	opRQEnqueue     = "reliable_queue.enqueue"
+	opRQAck         = "reliable_queue.ack"         // a handler returned nil; Outcome Denied: the lease was lost
+	opRQRetry       = "reliable_queue.retry"       // a handler failed: the job is due again after its back-off
+	opRQDeadLetter  = "reliable_queue.dead_letter" // a job failed MaxDeliveries times or did not decode
+	opRQStats       = "reliable_queue.stats"
+	opRQDeadLetters = "reliable_queue.dead_letters" // DeadLetters
+	opRQRequeue     = "reliable_queue.requeue"      // RequeueDeadLetter, RequeueDeadLetters
+	opRQPurge       = "reliable_queue.purge_dead_letters"
 )

@@ -448,7 +448,8 @@ func init() {
 		opSetDelete, opSetScan,
 		opZSetAdd, opZSetAddScore, opZSetScore, opZSetRank, opZSetRemove, opZSetSize, opZSetCount,
 		opZSetRemoveRange, opZSetPoll, opZSetRange, opZSetDelete, opZSetScan,
-		opDelayOffer, opDelaySize, opDelayContains, opDelayRemove, opDelayReadAll, opDelayDelete} {
+		opDelayOffer, opDelaySize, opDelayContains, opDelayRemove, opDelayReadAll, opDelayDelete,
+		opRQEnqueue, opRQAck, opRQRetry, opRQDeadLetter, opRQStats, opRQDeadLetters, opRQRequeue, opRQPurge} {
 		opNames[n] = true
 	}
 }

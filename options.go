@@ -76,8 +76,9 @@ type Options struct {
 	// Redisson does by default, so that Go and Java clients hear each other.
 	PubSubMode PubSubMode
 
-	// ReplicaAck, when Replicas > 0, makes every lock acquisition wait
-	// until that many replicas have acknowledged it (Redis WAIT, sent in the
+	// ReplicaAck, when Replicas > 0, makes every lock acquisition (and
+	// every ReliableQueue.Enqueue, which reports ErrNotReplicated without
+	// undoing the job) wait until that many replicas have acknowledged it (Redis WAIT, sent in the
 	// same round trip as the acquire script), for at most Timeout (default
 	// 1s). An acquisition that too few replicas acknowledged is undone and
 	// reported as ErrNotReplicated: with asynchronous replication, a lock

@@ -168,4 +168,15 @@ var (
 	scriptFixedWindowReserve = mustScript("fixed_window_reserve")
 	scriptFixedWindowReturn  = mustScript("fixed_window_return")
 	scriptGCRAReserve        = mustScript("gcra_reserve")
+
+	// ReliableQueue (reliablequeue*.go, deadletter.go): a job queue on a
+	// stream and consumer group. All join prelude_rq; all but rq_renew join
+	// prelude_delayq too (the server clock, the WRONGTYPE check).
+	scriptRQInit    = mustScript("rq_init")
+	scriptRQEnqueue = mustScript("rq_enqueue")
+	scriptRQFetch   = mustScript("rq_fetch")
+	scriptRQSettle  = mustScript("rq_settle")
+	scriptRQRenew   = mustScript("rq_renew")
+	scriptRQRequeue = mustScript("rq_requeue")
+	scriptRQPurge   = mustScript("rq_purge")
 )

@@ -189,8 +189,16 @@ func (s *Server) Restart(tb testing.TB) {
 	_ = os.Remove(filepath.Join(s.dir, "dump.rdb"))
 	_ = os.Remove(filepath.Join(s.dir, "appendonly.aof"))
 	_ = os.RemoveAll(filepath.Join(s.dir, "appendonlydir"))
+	if err := s.relaunch(); err != nil {
+		tb.Fatalf("redistest: restart %s: %v", s.Addr(), err)
+	}
+}
+
+// relaunch starts the stopped server again on its port. The port was just
+// released; it retries briefly in case it is still held. s.life must be
+// held.
+func (s *Server) relaunch() error {
 	var err error
-	// The port was just released; retry briefly in case it is still held.
 	for try := 0; try < startTries; try++ {
 		var bindErr bool
 		if bindErr, err = s.launch(); err == nil || !bindErr {
@@ -198,8 +206,20 @@ func (s *Server) Restart(tb testing.TB) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err != nil {
-		tb.Fatalf("redistest: restart %s: %v", s.Addr(), err)
+	return err
+}
+
+// CrashRestart kills the server with SIGKILL (a crash, without shutdown)
+// and starts it again on the same port with its files kept, waiting until
+// it answers PING: it comes back with what its persistence (for example
+// --appendonly yes --appendfsync always) had written.
+func (s *Server) CrashRestart(tb testing.TB) {
+	tb.Helper()
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.stopLocked(false)
+	if err := s.relaunch(); err != nil {
+		tb.Fatalf("redistest: crash restart %s: %v", s.Addr(), err)
 	}
 }
 
