@@ -16,6 +16,7 @@ import (
 // Ping on a healthy server loads every script (so no call meets NOSCRIPT
 // and none of those loads is a reload), and fills Capabilities.
 func TestPingLoadsEveryScript(t *testing.T) {
+	redistest.RequireServer(t, 7, "SCRIPT LOAD counted apart from the other SCRIPT calls (INFO commandstats per subcommand)")
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	c, rec, _ := observedClientOn(t, rdb, nil)
@@ -155,7 +156,11 @@ func TestCapabilitiesDetectedOnce(t *testing.T) {
 // call that needs them fails at once with ErrUnsupported naming the
 // command, not with a script error or a wait that cannot end.
 func TestUnsupportedFeatures(t *testing.T) {
-	srv := redistest.Start(t, "--rename-command", "blmove", "", "--rename-command", "ssubscribe", "", "--rename-command", "spublish", "")
+	args := []string{"--rename-command", "blmove", ""}
+	if redistest.ServerMajor(t) >= 7 { // older servers lack them already
+		args = append(args, "--rename-command", "ssubscribe", "", "--rename-command", "spublish", "")
+	}
+	srv := redistest.Start(t, args...)
 	rdb := srv.Client(t)
 	c := newClient(t, rdb, nil)
 	ctx := testCtx(t, 30*time.Second)
@@ -193,7 +198,11 @@ func TestUnsupportedFeatures(t *testing.T) {
 // waiting for a subscription Redis cannot confirm; Capabilities (every
 // master's) says so.
 func TestForcedShardedUnsupportedCluster(t *testing.T) {
-	cl := redistest.StartClusterWith(t, 3, 0, []string{"--rename-command", "ssubscribe", "", "--rename-command", "spublish", ""})
+	var args []string
+	if redistest.ServerMajor(t) >= 7 { // older servers lack them already
+		args = []string{"--rename-command", "ssubscribe", "", "--rename-command", "spublish", ""}
+	}
+	cl := redistest.StartClusterWith(t, 3, 0, args)
 	rdb := cl.Client(t)
 	c := newClient(t, rdb, &Options{PubSubMode: PubSubSharded})
 	ctx := testCtx(t, time.Minute)

@@ -73,6 +73,7 @@ func padNoEvict(t *testing.T, addr string, n int) {
 // a waiter listens on stays (same id, no replacement), and the waiter
 // wakes on the unlock.
 func TestPubSubConnNoEvict(t *testing.T) {
+	redistest.RequireServer(t, 7, "CLIENT NO-EVICT")
 	srv := redistest.Start(t)
 	ctx := testCtx(t, time.Minute)
 	// The test's own connection must survive the evictions it causes.
@@ -144,6 +145,7 @@ func TestPubSubConnNoEvict(t *testing.T) {
 // sharded (or plain) connection a waiter listens on is marked no-evict on
 // its node.
 func TestPubSubConnNoEvictCluster(t *testing.T) {
+	redistest.RequireServer(t, 7, "CLIENT NO-EVICT")
 	cl := redistest.SharedCluster(t)
 	rdb := cl.Client(t)
 	c := newClient(t, rdb, nil)
@@ -225,6 +227,7 @@ func TestSubscriberCloneKeepsOptions(t *testing.T) {
 // unmarked, and the refusal is one no_evict_refused event matching ErrAuth
 // (NOPERM), however many connections are refused.
 func TestPubSubNoEvictRefusedByACL(t *testing.T) {
+	redistest.RequireServer(t, 7, "CLIENT NO-EVICT")
 	srv := redistest.Start(t)
 	ctx := testCtx(t, 30*time.Second)
 	admin := srv.Client(t)
