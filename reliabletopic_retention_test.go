@@ -1,8 +1,11 @@
 package redisson
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
 )
 
 // Without subscribers the topic keeps at most WithRetention's length; a
@@ -147,4 +150,40 @@ func TestReliableTopicLiveSubscriberRefreshes(t *testing.T) {
 		}
 	}
 	sameInts(t, "live subscriber", col.wait(t, 4), seq(0, 4))
+}
+
+// On Redis Cluster both keys share the name's slot (with or without a hash
+// tag in the name), and publish, subscribe, trimming and expiry work there.
+func TestReliableTopicCluster(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	for _, name := range []string{reliableName(t, rdb), "{" + reliableName(t, rdb) + "}:events"} {
+		t.Cleanup(func() { rdb.Del(context.Background(), name, suffixName(name, "timeout")) })
+		if hashSlot(name) != hashSlot(suffixName(name, "timeout")) {
+			t.Fatalf("%s: keys in different slots", name)
+		}
+		topic := GetReliableTopic[int](c, name, WithRetention(0, 0))
+		col := newCollector[int]()
+		s, err := topic.Subscribe(ctx, col.add, WithSubscriberID("cluster"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range 50 {
+			if n, err := topic.Publish(ctx, i); err != nil || n != 1 {
+				t.Fatalf("%s: Publish = %d, %v; want 1", name, n, err)
+			}
+		}
+		sameInts(t, name, col.wait(t, 50), seq(0, 50))
+		if err := s.Unsubscribe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := topic.CountSubscribers(ctx); n != 0 {
+			t.Fatalf("%s: CountSubscribers after Unsubscribe = %d, want 0", name, n)
+		}
+		if n, _ := topic.Size(ctx); n != 0 {
+			t.Fatalf("%s: Size after the last subscriber left = %d, want 0 (retention 0)", name, n)
+		}
+	}
 }
