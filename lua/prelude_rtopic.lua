@@ -42,15 +42,14 @@ local function rtopicSweep(stream, timeouts, now)
     end
 end
 
--- the entry id right after id ("ms-seq"), compared as two numbers
-local function rtopicAfter(id)
-    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-    return {tonumber(ms), tonumber(seq) + 1}
-end
-
-local function rtopicSplit(id)
-    local ms, seq = string.match(id, '^(%d+)-(%d+)$')
-    return {tonumber(ms), tonumber(seq)}
+-- id ("ms-seq") as two numbers, plus next in the sequence; an id that
+-- does not parse is 0-0, which keeps everything
+local function rtopicSplit(id, next)
+    local ms, seq = string.match(tostring(id), '^(%d+)-(%d+)$')
+    if not ms then
+        return {0, 0}
+    end
+    return {tonumber(ms), tonumber(seq) + next}
 end
 
 local function rtopicTrim(stream, maxLen, maxAge, now)
@@ -76,9 +75,9 @@ local function rtopicTrim(stream, maxLen, maxAge, now)
         end
         local from
         if tonumber(f['pending']) > 0 then
-            from = rtopicSplit(redis.call('xpending', stream, f['name'])[2])
+            from = rtopicSplit(redis.call('xpending', stream, f['name'])[2], 0)
         else
-            from = rtopicAfter(f['last-delivered-id'])
+            from = rtopicSplit(f['last-delivered-id'], 1)
         end
         if keep == nil or from[1] < keep[1] or (from[1] == keep[1] and from[2] < keep[2]) then
             keep = from
