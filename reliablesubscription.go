@@ -157,10 +157,7 @@ func (t *ReliableTopic[T]) Channel(ctx context.Context, opts ...SubscriberOption
 	if err != nil {
 		return nil, nil, err
 	}
-	go func() {
-		<-s.done
-		close(out)
-	}()
+	closeWhenDone(s.done, out)
 	return out, s.Close, nil
 }
 

@@ -36,7 +36,9 @@ func runReliableSubscriber(spec string) int {
 		return 1
 	}
 	topic := GetReliableTopic[int](c, f[1])
+	ready := make(chan struct{}) // no "got" line before the "ready" one
 	s, err := topic.Subscribe(context.Background(), func(v int) {
+		<-ready
 		fmt.Println("got", v)
 		time.Sleep(2 * time.Millisecond) // so that a kill lands between handling and acknowledgement
 	},
@@ -50,6 +52,7 @@ func runReliableSubscriber(spec string) int {
 	} else {
 		fmt.Println("ready new")
 	}
+	close(ready)
 	select {}
 }
 

@@ -6,6 +6,12 @@
 -- -> expiry in ms since the Unix epoch, refreshed by the live subscriber.
 --
 -- Defines locals, and runs nothing itself:
+--   rtopicOpen(stream, timeouts)       the opening of rtopic_publish,
+--                                      rtopic_subscribe and rtopic_settle:
+--                                      the WRONGTYPE error reply when a key
+--                                      holds another type; else nil and the
+--                                      server's time in ms, once the expired
+--                                      subscribers are removed (rtopicSweep)
 --   rtopicWrongType(stream, timeouts)  the WRONGTYPE error reply when a key
 --                                      holds another type; else nil
 --   rtopicNow()                        the server's time in ms
@@ -40,6 +46,16 @@ local function rtopicSweep(stream, timeouts, now)
         end
         redis.call('zrem', timeouts, id)
     end
+end
+
+local function rtopicOpen(stream, timeouts)
+    local err = rtopicWrongType(stream, timeouts)
+    if err then
+        return err, nil
+    end
+    local now = rtopicNow()
+    rtopicSweep(stream, timeouts, now)
+    return nil, now
 end
 
 -- id ("ms-seq") as two numbers, plus next in the sequence; an id that

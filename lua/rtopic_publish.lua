@@ -11,12 +11,10 @@
 --
 -- Returns the number of subscribers (consumer groups) after the append. A
 -- key of another type is a WRONGTYPE error, and nothing is written.
-local err = rtopicWrongType(KEYS[1], KEYS[2])
+local err, now = rtopicOpen(KEYS[1], KEYS[2])
 if err then
     return err
 end
-local now = rtopicNow()
-rtopicSweep(KEYS[1], KEYS[2], now)
 redis.call('xadd', KEYS[1], '*', 'm', ARGV[1])
 rtopicTrim(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), now)
 return #redis.call('xinfo', 'groups', KEYS[1])

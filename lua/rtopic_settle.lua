@@ -14,12 +14,10 @@
 -- Returns the number of entries acknowledged, or -1 when the subscriber is
 -- no longer registered (its time ran out, or it was removed): then nothing
 -- is acknowledged or refreshed. A key of another type is a WRONGTYPE error.
-local err = rtopicWrongType(KEYS[1], KEYS[2])
+local err, now = rtopicOpen(KEYS[1], KEYS[2])
 if err then
     return err
 end
-local now = rtopicNow()
-rtopicSweep(KEYS[1], KEYS[2], now)
 if not redis.call('zscore', KEYS[2], ARGV[1]) or redis.call('exists', KEYS[1]) == 0 then
     return -1
 end

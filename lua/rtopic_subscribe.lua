@@ -12,12 +12,10 @@
 -- Returns 1 when the subscriber's group existed (it resumes), 0 when it was
 -- created. A key of another type is a WRONGTYPE error, and nothing is
 -- written.
-local err = rtopicWrongType(KEYS[1], KEYS[2])
+local err, now = rtopicOpen(KEYS[1], KEYS[2])
 if err then
     return err
 end
-local now = rtopicNow()
-rtopicSweep(KEYS[1], KEYS[2], now)
 local resumed = 0
 if redis.call('exists', KEYS[1]) == 1 then
     for _, g in ipairs(redis.call('xinfo', 'groups', KEYS[1])) do
