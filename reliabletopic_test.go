@@ -284,3 +284,32 @@ func TestReliableTopicBadInput(t *testing.T) {
 		rdb.Del(ctx, key)
 	}
 }
+
+// BenchmarkReliableTopic measures Publish with one subscriber registered
+// (one script: append, sweep, trim) and a publish through to the handler of
+// a subscriber in the same process (its read, and its acknowledgement
+// script once per batch).
+//
+//	go test -run '^$' -bench BenchmarkReliableTopic -benchmem .
+func BenchmarkReliableTopic(b *testing.B) {
+	b.Run("PublishToHandler", func(b *testing.B) {
+		got := make(chan topicEvent, 1)
+		var sub *ReliableSubscription
+		benchTyped(b, func(ctx context.Context, c *Client) func() error {
+			t := GetReliableTopic[topicEvent](c, "bench:rtopic")
+			s, err := t.Subscribe(ctx, func(e topicEvent) { got <- e })
+			if err != nil {
+				b.Fatal(err)
+			}
+			sub = s
+			return func() error {
+				if _, err := t.Publish(ctx, topicEvent{ID: 1, Text: "paid"}); err != nil {
+					return err
+				}
+				<-got
+				return nil
+			}
+		})
+		sub.Close()
+	})
+}
