@@ -119,7 +119,9 @@ func (s *ReliableSubscription) Unsubscribe(ctx context.Context) error {
 // delays only its own subscriber. It returns ErrEmptyName, ErrInvalidName,
 // ErrClientClosed, ErrInvalidOption (a nil handler, an empty id),
 // ErrInvalidSubscriberTimeout, ErrInvalidRetention, ErrWrongType when a key
-// holds another type (Redis is left unchanged), or a Redis error.
+// holds another type (Redis is left unchanged), the context's error (a
+// random-id subscriber that may have been registered is removed), or a
+// Redis error.
 func (t *ReliableTopic[T]) Subscribe(ctx context.Context, handler func(T), opts ...SubscriberOption) (_ *ReliableSubscription, err error) {
 	ctx, rec, err := t.open(ctx, opReliableSubscribe)
 	defer func() { rec.end(err, OutcomeOK) }()
@@ -185,6 +187,11 @@ func (t *ReliableTopic[T]) subscribe(ctx context.Context, opts []SubscriberOptio
 	}
 	resumed, err := t.register(ctx, o.id, o.timeout)
 	if err != nil {
+		if !o.idSet { // the reply may be what was lost: remove what may have been registered
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.c.opts.CleanupTimeout)
+			t.unregister(cctx, o.id)
+			cancel()
+		}
 		return nil, err
 	}
 	s := &ReliableSubscription{id: o.id, resumed: resumed, keep: o.idSet, done: make(chan struct{})}

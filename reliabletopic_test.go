@@ -250,6 +250,12 @@ func TestReliableTopicBadInput(t *testing.T) {
 			_, err := GetReliableTopic[string](c, name, WithRetention(-1, -time.Second)).Publish(ctx, "x")
 			return err
 		}},
+		{"cancelled context", context.Canceled, func() error {
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			_, err := topic.Subscribe(cctx, func(string) {})
+			return err
+		}},
 		{"empty name", ErrEmptyName, func() error { _, err := GetReliableTopic[string](c, "").Publish(ctx, "x"); return err }},
 	} {
 		if err := tc.call(); !errors.Is(err, tc.err) {
