@@ -299,23 +299,13 @@ func TestReliableTopicBadInput(t *testing.T) {
 //	go test -run '^$' -bench BenchmarkReliableTopic -benchmem .
 func BenchmarkReliableTopic(b *testing.B) {
 	b.Run("PublishToHandler", func(b *testing.B) {
-		got := make(chan topicEvent, 1)
-		var sub *ReliableSubscription
-		benchTyped(b, func(ctx context.Context, c *Client) func() error {
+		benchPublishToHandler(b, func(ctx context.Context, c *Client, handler func(topicEvent)) (func(context.Context, topicEvent) error, func()) {
 			t := GetReliableTopic[topicEvent](c, "bench:rtopic")
-			s, err := t.Subscribe(ctx, func(e topicEvent) { got <- e })
+			s, err := t.Subscribe(ctx, handler)
 			if err != nil {
 				b.Fatal(err)
 			}
-			sub = s
-			return func() error {
-				if _, err := t.Publish(ctx, topicEvent{ID: 1, Text: "paid"}); err != nil {
-					return err
-				}
-				<-got
-				return nil
-			}
+			return func(ctx context.Context, e topicEvent) error { _, err := t.Publish(ctx, e); return err }, s.Close
 		})
-		sub.Close()
 	})
 }
