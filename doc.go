@@ -96,6 +96,7 @@
 // Messaging:
 //   - GetTopic: Topic, typed publish and subscribe on a channel (RTopic).
 //   - GetShardedTopic: a Topic on a sharded channel, SPUBLISH and SSUBSCRIBE (RShardedTopic).
+//   - GetReliableTopic: ReliableTopic, durable fan-out on a stream, a position per subscriber (RReliableTopic).
 //
 // Inspection, for operators and admin pages: Client.InspectLock (and its
 // fair and read-write forms), InspectSemaphore,

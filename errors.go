@@ -220,6 +220,25 @@ var (
 	ErrInvalidBuffer = errors.New("redisson: invalid topic buffer size")
 )
 
+// Errors of ReliableTopic.
+var (
+	// ErrInvalidRetention is returned by a ReliableTopic's Publish and
+	// Subscribe when WithRetention was given a max length below -1 or a
+	// negative max age; Redis is left unchanged.
+	ErrInvalidRetention = errors.New("redisson: invalid reliable topic retention")
+
+	// ErrInvalidSubscriberTimeout is returned by ReliableTopic.Subscribe and
+	// Channel for a subscriber timeout below one second.
+	ErrInvalidSubscriberTimeout = errors.New("redisson: invalid reliable topic subscriber timeout")
+
+	// ErrSubscriberExpired is reported to a subscriber's error handler
+	// (WithSubscriberErrors) when it found itself removed, its timeout having
+	// run out while it could not refresh it: it subscribed again under its
+	// id, from the start of what the stream still holds, and may have
+	// missed messages trimmed meanwhile.
+	ErrSubscriberExpired = errors.New("redisson: reliable topic subscriber expired")
+)
+
 // Errors of the inspection calls (inspect*.go).
 var (
 	// ErrNotFound is returned by the Client's Inspect calls for an object

@@ -112,6 +112,11 @@ const (
 	opTopicPublish   = "topic.publish"
 	opTopicSubscribe = "topic.subscribe" // Subscribe, Channel
 
+	opReliablePublish   = "reliable_topic.publish"
+	opReliableSubscribe = "reliable_topic.subscribe" // Subscribe, Channel
+	opReliableSize      = "reliable_topic.size"
+	opReliableCount     = "reliable_topic.count_subscribers"
+
 	opListAdd      = "list.add" // Add, AddAll
 	opListInsert   = "list.insert"
 	opListGet      = "list.get"

@@ -272,7 +272,8 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
-	codec Codec
+	codec     Codec
+	retention *retention // WithRetention: ReliableTopic only
 }
 
 // WithCodec makes an object encode its values with codec instead of the

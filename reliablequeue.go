@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -269,11 +269,11 @@ func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err
 	return st, nil
 }
 
-// isNoGroup reports whether err is Redis's NOGROUP (no worker created the
-// consumer group yet, or the stream was deleted since).
+// isNoGroup reports whether err is Redis's NOGROUP (no worker or
+// subscriber created the consumer group yet, or the stream was deleted
+// since), from a command or from inside a script.
 func isNoGroup(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && len(re.Error()) >= 7 && re.Error()[:7] == "NOGROUP"
+	return err != nil && strings.Contains(err.Error(), "NOGROUP")
 }
 
 // parseMs reads a decimal millisecond field; 0 when absent or malformed.

@@ -162,6 +162,14 @@ var (
 	scriptMapCacheScan    = mustScript("mapcache_scan")
 	scriptMapCacheEvict   = mustScript("mapcache_evict")
 
+	// ReliableTopic (reliabletopic.go, reliablereader.go): Redisson's
+	// RReliableTopic, a stream with a consumer group per subscriber. All
+	// four join prelude_rtopic.
+	scriptRTopicPublish     = mustScript("rtopic_publish")
+	scriptRTopicSubscribe   = mustScript("rtopic_subscribe")
+	scriptRTopicSettle      = mustScript("rtopic_settle")
+	scriptRTopicUnsubscribe = mustScript("rtopic_unsubscribe")
+
 	// Local-quota mode of the keyed limiters (localquota.go): chunks taken
 	// from the shared state before they are served in process, and a fixed
 	// window's unused permits given back to their own window only.

@@ -180,11 +180,17 @@ func (t *Topic[T]) Channel(ctx context.Context, opts ...TopicOption) (_ <-chan T
 	if err != nil {
 		return nil, nil, err
 	}
+	closeWhenDone(s.done, out)
+	return out, s.Close, nil
+}
+
+// closeWhenDone closes out once done is closed: a Channel's output after
+// its subscriber's goroutine returned.
+func closeWhenDone[T any](done <-chan struct{}, out chan T) {
 	go func() {
-		<-s.done
+		<-done
 		close(out)
 	}()
-	return out, s.Close, nil
 }
 
 func (t *Topic[T]) subscribe(ctx context.Context, opts []TopicOption, deliver func(*TopicSubscription, T) bool) (*TopicSubscription, error) {

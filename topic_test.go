@@ -393,25 +393,35 @@ func BenchmarkTopic(b *testing.B) {
 		})
 	})
 	b.Run("PublishToHandler", func(b *testing.B) {
-		got := make(chan topicEvent, 1)
-		var sub *TopicSubscription
-		benchTyped(b, func(ctx context.Context, c *Client) func() error {
+		benchPublishToHandler(b, func(ctx context.Context, c *Client, handler func(topicEvent)) (func(context.Context, topicEvent) error, func()) {
 			t := GetTopic[topicEvent](c, "bench:topic:delivered")
-			s, err := t.Subscribe(ctx, func(e topicEvent) { got <- e })
+			s, err := t.Subscribe(ctx, handler)
 			if err != nil {
 				b.Fatal(err)
 			}
-			sub = s
-			return func() error {
-				if _, err := t.Publish(ctx, topicEvent{ID: 1, Text: "paid"}); err != nil {
-					return err
-				}
-				<-got
-				return nil
-			}
+			return func(ctx context.Context, e topicEvent) error { _, err := t.Publish(ctx, e); return err }, s.Close
 		})
-		sub.Close()
 	})
+}
+
+// benchPublishToHandler measures a publish through to a handler in the same
+// process: subscribe subscribes handler and returns the publish call and the
+// subscription's close.
+func benchPublishToHandler(b *testing.B, subscribe func(ctx context.Context, c *Client, handler func(topicEvent)) (func(context.Context, topicEvent) error, func())) {
+	got := make(chan topicEvent, 1)
+	var stop func()
+	benchTyped(b, func(ctx context.Context, c *Client) func() error {
+		publish, closeSub := subscribe(ctx, c, func(e topicEvent) { got <- e })
+		stop = closeSub
+		return func() error {
+			if err := publish(ctx, topicEvent{ID: 1, Text: "paid"}); err != nil {
+				return err
+			}
+			<-got
+			return nil
+		}
+	})
+	stop()
 }
 
 // A handler that closes its own subscription, and a handler
