@@ -1,0 +1,179 @@
+package httplimit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+// run serves r through next as the run of its key: the lease renewed
+// while next runs, the response buffered, then stored (or the key freed)
+// before it is sent.
+func (m *idempotency) run(w http.ResponseWriter, r *http.Request, next http.Handler, rec *redisson.IdempotencyRecord, token string) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	l := &runLease{m: m, r: r, rec: rec, token: token, lost: cancel}
+	l.renewLater()
+	cw := &captureWriter{w: w, header: http.Header{}, max: m.o.MaxResponse}
+	finished := false
+	defer func() {
+		if !finished { // next panicked: free the key, let the panic go on
+			l.stop()
+			m.finish(r, rec, token, nil, nil)
+		}
+	}()
+	next.ServeHTTP(cw, r.WithContext(ctx))
+	finished = true
+	l.stop()
+	status := cw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	switch {
+	case cw.spilled:
+		m.finish(r, rec, token, nil, nil)
+		m.o.OnError(r, fmt.Errorf("%w: more than %d bytes", ErrIdempotencyResponse, m.o.MaxResponse))
+		return // already sent as written
+	case context.Cause(ctx) == ErrIdempotencyLeaseLost:
+		m.o.OnError(r, ErrIdempotencyLeaseLost) // not stored: another request may run it
+	case status >= 500 && !m.o.StoreServerErrors:
+		m.finish(r, rec, token, nil, nil)
+	default:
+		m.finish(r, rec, token, cw, &status)
+	}
+	cw.send(status)
+}
+
+// finish stores the response of the run (cw and status set) or frees its
+// key (nil), off the request's context: a client that went away does not
+// stop it.
+func (m *idempotency) finish(r *http.Request, rec *redisson.IdempotencyRecord, token string, cw *captureWriter, status *int) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), max(m.o.Timeout, releaseTimeout))
+	defer cancel()
+	var ok bool
+	var err error
+	if cw == nil {
+		ok, err = rec.Abandon(ctx, token)
+	} else {
+		hdr, herr := json.Marshal(cw.header)
+		if herr != nil { // a map of strings always marshals
+			hdr = []byte("{}")
+		}
+		ok, err = rec.Complete(ctx, token, *status, hdr, cw.body.Bytes(), m.o.Retention)
+	}
+	switch {
+	case err != nil:
+		m.o.OnError(r, err) // the key frees itself when the lease ends
+	case !ok:
+		m.o.OnError(r, ErrIdempotencyLeaseLost)
+	}
+}
+
+// replay writes a stored response.
+func replay(w http.ResponseWriter, res redisson.IdempotencyResult) {
+	var h http.Header
+	if err := json.Unmarshal(res.Header, &h); err == nil {
+		for k, v := range h {
+			w.Header()[k] = v
+		}
+	}
+	w.WriteHeader(res.Status)
+	w.Write(res.Body)
+}
+
+// captureWriter buffers a run's response, up to max bytes of body; beyond
+// it, it spills: what it buffered and the rest go to w as written.
+type captureWriter struct {
+	w       http.ResponseWriter
+	header  http.Header
+	status  int
+	body    bytes.Buffer
+	max     int64
+	spilled bool
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 && code >= 200 { // informational statuses are not kept
+		c.status = code
+	}
+}
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if c.spilled {
+		return c.w.Write(p)
+	}
+	if int64(c.body.Len()+len(p)) <= c.max {
+		return c.body.Write(p)
+	}
+	c.spilled = true
+	c.send(c.status)
+	return c.w.Write(p)
+}
+
+// send writes the status, headers and buffered body to w.
+func (c *captureWriter) send(status int) {
+	for k, v := range c.header {
+		c.w.Header()[k] = v
+	}
+	c.w.WriteHeader(status)
+	c.w.Write(c.body.Bytes())
+	c.body.Reset()
+}
+
+// runLease renews a run's lease each third of it while the handler runs
+// (a timer, as permit does); a renewal that finds the lease gone cancels
+// the run's context with ErrIdempotencyLeaseLost.
+type runLease struct {
+	m     *idempotency
+	r     *http.Request
+	rec   *redisson.IdempotencyRecord
+	token string
+	lost  context.CancelCauseFunc
+
+	mu    sync.Mutex
+	timer *time.Timer
+	done  bool
+}
+
+func (l *runLease) renewLater() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.done {
+		l.timer = time.AfterFunc(l.m.o.Lease/3, l.renew)
+	}
+}
+
+func (l *runLease) renew() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(l.r.Context()), min(releaseTimeout, l.m.o.Lease/3))
+	defer cancel()
+	ok, err := l.rec.Renew(ctx, l.token, l.m.o.Lease)
+	switch {
+	case err != nil:
+		l.m.o.OnError(l.r, err) // the next renewal tries again, while the lease lasts
+	case !ok:
+		l.lost(ErrIdempotencyLeaseLost)
+		return
+	}
+	l.renewLater()
+}
+
+// stop ends the renewals (one running finishes on its own).
+func (l *runLease) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+}
