@@ -254,3 +254,6 @@ func TestIdempotencyOptionsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// waitFor returns a channel closed after ms milliseconds.
+func waitFor(ms int) <-chan time.Time { return time.After(time.Duration(ms) * time.Millisecond) }
