@@ -67,7 +67,10 @@ type idempotency struct {
 // Request (Required); so is a key longer than 255 bytes. A body longer
 // than MaxBody is answered 413. The key is a Structured Fields string
 // ("..."), or the bare value. Responses are buffered, so handlers that
-// stream (Flush) are not suited.
+// stream (Flush) are not suited. gin takes it through ginlimit.Wrap, echo
+// through echo.WrapMiddleware; an echo handler must write its response
+// itself: an error it returns is written by echo's HTTPErrorHandler after
+// the middleware has stored (and sent) what was written before.
 //
 // It returns ErrInvalidOptions for a nil client, an empty name or one
 // containing '{' or '}', a Lease below 30ms, a Retention below 1ms, a
