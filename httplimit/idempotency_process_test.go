@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,14 +21,9 @@ import (
 )
 
 // idemInstanceEnv makes the test binary an idempotency server instance
-// (see runIdemInstance): "<redis addr>|<name>|<lease>".
+// (see runIdemInstance, and init in concurrency_process_test.go):
+// "<redis addr>|<name>|<lease>".
 const idemInstanceEnv = "HTTPLIMIT_TEST_IDEM_INSTANCE"
-
-func init() {
-	if spec := os.Getenv(idemInstanceEnv); spec != "" {
-		os.Exit(runIdemInstance(spec, os.Stdout))
-	}
-}
 
 // runIdemInstance serves HTTP on a free loopback port behind the
 // idempotency middleware and writes to out "addr HOST:PORT", then "run
@@ -65,18 +59,7 @@ func runIdemInstance(spec string, out io.Writer) int {
 	})
 	mw, err := NewIdempotency(c, f[1], &IdempotencyOptions{Lease: lease,
 		OnError: func(_ *http.Request, err error) { say("error %s", strings.ReplaceAll(err.Error(), " ", "_")) }})
-	if err != nil {
-		fmt.Fprintln(out, "err", err)
-		return 1
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(out, "err", err)
-		return 1
-	}
-	say("addr %s", ln.Addr())
-	http.Serve(ln, mw(h))
-	return 0
+	return serveInstance(out, say, mw, err, h)
 }
 
 // idemInstance is an idempotency server process started by the test.

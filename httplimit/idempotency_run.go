@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/goredisson/redisson"
 )
@@ -19,7 +17,7 @@ func (m *idempotency) run(w http.ResponseWriter, r *http.Request, next http.Hand
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	l := &runLease{m: m, r: r, rec: rec, token: token, lost: cancel}
-	l.renewLater()
+	l.begin()
 	cw := &captureWriter{w: w, header: http.Header{}, max: m.o.MaxResponse}
 	finished := false
 	defer func() {
@@ -131,49 +129,28 @@ func (c *captureWriter) send(status int) {
 	c.body.Reset()
 }
 
-// runLease renews a run's lease each third of it while the handler runs
-// (a timer, as permit does); a renewal that finds the lease gone cancels
-// the run's context with ErrIdempotencyLeaseLost.
+// runLease renews a run's lease each third of it while the handler runs;
+// a renewal that finds the lease gone cancels the run's context with
+// ErrIdempotencyLeaseLost.
 type runLease struct {
 	m     *idempotency
 	r     *http.Request
 	rec   *redisson.IdempotencyRecord
 	token string
 	lost  context.CancelCauseFunc
-
-	mu    sync.Mutex
-	timer *time.Timer
-	done  bool
+	renewer
 }
 
-func (l *runLease) renewLater() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.done {
-		l.timer = time.AfterFunc(l.m.o.Lease/3, l.renew)
-	}
-}
-
-func (l *runLease) renew() {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(l.r.Context()), min(releaseTimeout, l.m.o.Lease/3))
-	defer cancel()
-	ok, err := l.rec.Renew(ctx, l.token, l.m.o.Lease)
-	switch {
-	case err != nil:
-		l.m.o.OnError(l.r, err) // the next renewal tries again, while the lease lasts
-	case !ok:
-		l.lost(ErrIdempotencyLeaseLost)
-		return
-	}
-	l.renewLater()
-}
-
-// stop ends the renewals (one running finishes on its own).
-func (l *runLease) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.done = true
-	if l.timer != nil {
-		l.timer.Stop()
-	}
+// begin starts the renewals; one that finds the lease gone cancels the
+// run.
+func (l *runLease) begin() {
+	l.renewer = renewer{r: l.r, every: l.m.o.Lease / 3, onErr: l.m.o.OnError,
+		call: func(ctx context.Context) (bool, error) {
+			ok, err := l.rec.Renew(ctx, l.token, l.m.o.Lease)
+			if err == nil && !ok {
+				l.lost(ErrIdempotencyLeaseLost)
+			}
+			return ok, err
+		}}
+	l.start()
 }
