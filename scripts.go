@@ -38,7 +38,7 @@ var (
 	scriptElectionLeader   = mustScript("election_leader")
 	scriptElectionResign   = mustScript("election_resign")
 
-	// IdempotencyRecord (idempotency.go): one hash per key; idem_begin
+	// IdempotencyRecord (idempotency_record.go): one hash per key; idem_begin
 	// decides run, replay or wait in one call.
 	scriptIdemBegin  = mustScript("idem_begin")
 	scriptIdemFinish = mustScript("idem_finish")

@@ -78,7 +78,7 @@ func TestIdempotencyClientKillDuringRun(t *testing.T) {
 	var killed atomic.Int64
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		runs.Add(1)
-		for range 3 { // across several renewals
+		for range 3 { // across several renewals (one each 200ms)
 			n, err := admin.ClientKillByFilter(context.Background(), "TYPE", "normal", "SKIPME", "yes").Result()
 			if err != nil {
 				t.Error(err)
@@ -88,14 +88,14 @@ func TestIdempotencyClientKillDuringRun(t *testing.T) {
 			case <-r.Context().Done():
 				t.Errorf("run's context ended: %v", context.Cause(r.Context()))
 				return
-			case <-waitFor(50):
+			case <-waitFor(250):
 			}
 		}
 		w.Write([]byte("done"))
 	})
 	var mu sync.Mutex
 	var errs []error
-	mw := mustIdempotency(t, c, "killed", &IdempotencyOptions{Lease: 90 * time.Millisecond, OnError: func(_ *http.Request, err error) {
+	mw := mustIdempotency(t, c, "killed", &IdempotencyOptions{Lease: 600 * time.Millisecond, OnError: func(_ *http.Request, err error) {
 		mu.Lock()
 		errs = append(errs, err)
 		mu.Unlock()

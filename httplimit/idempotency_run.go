@@ -1,7 +1,6 @@
 package httplimit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,74 +82,4 @@ func replay(w http.ResponseWriter, res redisson.IdempotencyResult) {
 	}
 	w.WriteHeader(res.Status)
 	w.Write(res.Body)
-}
-
-// captureWriter buffers a run's response, up to max bytes of body; beyond
-// it, it spills: what it buffered and the rest go to w as written.
-type captureWriter struct {
-	w       http.ResponseWriter
-	header  http.Header
-	status  int
-	body    bytes.Buffer
-	max     int64
-	spilled bool
-}
-
-func (c *captureWriter) Header() http.Header { return c.header }
-
-func (c *captureWriter) WriteHeader(code int) {
-	if c.status == 0 && code >= 200 { // informational statuses are not kept
-		c.status = code
-	}
-}
-
-func (c *captureWriter) Write(p []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	if c.spilled {
-		return c.w.Write(p)
-	}
-	if int64(c.body.Len()+len(p)) <= c.max {
-		return c.body.Write(p)
-	}
-	c.spilled = true
-	c.send(c.status)
-	return c.w.Write(p)
-}
-
-// send writes the status, headers and buffered body to w.
-func (c *captureWriter) send(status int) {
-	for k, v := range c.header {
-		c.w.Header()[k] = v
-	}
-	c.w.WriteHeader(status)
-	c.w.Write(c.body.Bytes())
-	c.body.Reset()
-}
-
-// runLease renews a run's lease each third of it while the handler runs;
-// a renewal that finds the lease gone cancels the run's context with
-// ErrIdempotencyLeaseLost.
-type runLease struct {
-	m     *idempotency
-	r     *http.Request
-	rec   *redisson.IdempotencyRecord
-	token string
-	lost  context.CancelCauseFunc
-	renewer
-}
-
-// begin starts the renewals; one that finds the lease gone cancels the
-// run.
-func (l *runLease) begin() {
-	l.renewer = renewer{r: l.r, every: l.m.o.Lease / 3, onErr: l.m.o.OnError,
-		call: func(ctx context.Context) (bool, error) {
-			ok, err := l.rec.Renew(ctx, l.token, l.m.o.Lease)
-			if err == nil && !ok {
-				l.lost(ErrIdempotencyLeaseLost)
-			}
-			return ok, err
-		}}
-	l.start()
 }

@@ -37,34 +37,6 @@ type IdempotencyRecord struct {
 	channel string
 }
 
-// IdempotencyState is what Begin decided.
-type IdempotencyState uint8
-
-const (
-	// IdempotencyBusy: another caller runs the work, and the wait ran out.
-	IdempotencyBusy IdempotencyState = iota
-	// IdempotencyRun: the caller runs the work under IdempotencyResult's
-	// Token and must end it with Complete or Abandon.
-	IdempotencyRun
-	// IdempotencyReplay: the work was done; the result holds what was
-	// stored.
-	IdempotencyReplay
-	// IdempotencyMismatch: the key was used with another fingerprint.
-	IdempotencyMismatch
-)
-
-// IdempotencyResult is Begin's answer.
-type IdempotencyResult struct {
-	State IdempotencyState
-	// Token names the run, with IdempotencyRun.
-	Token string
-	// Status, Header and Body are what Complete stored, with
-	// IdempotencyReplay.
-	Status int
-	Header []byte
-	Body   []byte
-}
-
 // GetIdempotencyRecord returns a handle for the idempotency record called
 // name. It does no I/O; an empty name makes every method return
 // ErrEmptyName. On Redis Cluster a name containing '{' must carry a
