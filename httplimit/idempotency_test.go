@@ -197,7 +197,13 @@ func TestIdempotencyConcurrentWaitsOrConflicts(t *testing.T) {
 	mw := mustIdempotency(t, c, name, nil, g)
 	first := make(chan *httptest.ResponseRecorder, 1)
 	go func() { first <- serveReq(mw, idemReq("POST", "/", "k", "")) }()
-	<-g.entered
+	select {
+	case <-g.entered:
+	case w := <-first:
+		t.Fatalf("first request answered %d %q without running the handler", w.Code, w.Body)
+	case <-waitFor(30000):
+		t.Fatal("first request never ran the handler")
+	}
 	conflict := mustIdempotency(t, c, name, &IdempotencyOptions{Conflict: true}, g)
 	if w := serveReq(conflict, idemReq("POST", "/", "k", "")); w.Code != http.StatusConflict {
 		t.Errorf("Conflict: status %d, want 409", w.Code)
