@@ -136,13 +136,11 @@ func idempotencyWakePolicy(string) wake { return wake{n: -1} }
 // 1ms, ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // ctx.Err() (wrapped), or a Redis error.
 func (r *IdempotencyRecord) Renew(ctx context.Context, token string, lease time.Duration) (ok bool, err error) {
-	ctx, rec, err := r.open(ctx, opIdemRenew)
+	ctx, rec, err := r.openRun(ctx, opIdemRenew, token)
 	defer func() { rec.end(err, OutcomeOK) }()
 	switch {
 	case err != nil:
 		return false, err
-	case token == "":
-		return false, fmt.Errorf("%w: empty token", ErrInvalidIdempotency)
 	case lease < time.Millisecond:
 		return false, invalidOption(ErrInvalidIdempotency, "lease", lease, "at least 1ms")
 	}
@@ -159,13 +157,11 @@ func (r *IdempotencyRecord) Renew(ctx context.Context, token string, lease time.
 // 100 to 999 or a retention below 1ms, ErrEmptyName, ErrInvalidName,
 // ErrWrongType, ErrClientClosed, ctx.Err() (wrapped), or a Redis error.
 func (r *IdempotencyRecord) Complete(ctx context.Context, token string, status int, header, body []byte, retention time.Duration) (ok bool, err error) {
-	ctx, rec, err := r.open(ctx, opIdemFinish)
+	ctx, rec, err := r.openRun(ctx, opIdemFinish, token)
 	defer func() { rec.end(err, OutcomeOK) }()
 	switch {
 	case err != nil:
 		return false, err
-	case token == "":
-		return false, fmt.Errorf("%w: empty token", ErrInvalidIdempotency)
 	case status < 100 || status > 999:
 		return false, invalidOption(ErrInvalidIdempotency, "status", status, "100 to 999")
 	case retention < time.Millisecond:
@@ -182,15 +178,23 @@ func (r *IdempotencyRecord) Complete(ctx context.Context, token string, status i
 // ErrInvalidName, ErrWrongType, ErrClientClosed, ctx.Err() (wrapped), or a
 // Redis error.
 func (r *IdempotencyRecord) Abandon(ctx context.Context, token string) (ok bool, err error) {
-	ctx, rec, err := r.open(ctx, opIdemFinish)
+	ctx, rec, err := r.openRun(ctx, opIdemFinish, token)
 	defer func() { rec.end(err, OutcomeOK) }()
 	switch {
 	case err != nil:
 		return false, err
-	case token == "":
-		return false, fmt.Errorf("%w: empty token", ErrInvalidIdempotency)
 	}
 	return r.finish(ctx, token, "0", 0, nil, nil, 0)
+}
+
+// openRun is open for a call of the run token names: an empty token is
+// ErrInvalidIdempotency.
+func (r *IdempotencyRecord) openRun(ctx context.Context, op, token string) (context.Context, *opRecord, error) {
+	ctx, rec, err := r.open(ctx, op)
+	if err == nil && token == "" {
+		err = fmt.Errorf("%w: empty token", ErrInvalidIdempotency)
+	}
+	return ctx, rec, err
 }
 
 // finish runs idem_finish.
