@@ -63,13 +63,16 @@
 //   - Client.GetPermitExpirableSemaphore: PermitExpirableSemaphore, permits with ids and leases.
 //   - Client.GetCountDownLatch: CountDownLatch, waiters released at zero (RCountDownLatch).
 //   - Client.GetElection: Election, leader election over a Lock; the term is its fencing token.
+//   - Client.GetIdempotencyRecord: IdempotencyRecord, work run once per key under a lease, its result replayed.
 //
 // Rate limiting:
 //   - Client.GetRateLimiter: RateLimiter, Redisson's sliding-window RRateLimiter.
 //   - Client.GetFixedWindowLimiter: FixedWindowLimiter, a KeyedLimiter, one counter per identity and window.
 //   - Client.GetGCRALimiter: GCRALimiter, a KeyedLimiter by the generic cell rate algorithm.
 //
-// The httplimit package turns a KeyedLimiter into net/http middleware.
+// The httplimit package turns a KeyedLimiter into net/http middleware; it
+// also limits requests in flight (NewConcurrency) and makes requests
+// idempotent per Idempotency-Key (NewIdempotency, over IdempotencyRecord).
 //
 // Values and counters:
 //   - GetBucket: Bucket, one typed value (RBucket).

@@ -136,6 +136,14 @@ var (
 	ErrNoQuorum = errors.New("redisson: redlock quorum not reachable")
 )
 
+// Errors of IdempotencyRecord.
+var (
+	// ErrInvalidIdempotency is returned by IdempotencyRecord's methods for
+	// a lease or retention below a millisecond, an empty token, or a
+	// status outside 100 to 999. Nothing is sent to Redis.
+	ErrInvalidIdempotency = errors.New("redisson: invalid idempotency argument")
+)
+
 // Errors of Election.
 var (
 	// ErrNoLeader is returned by Election.Leader when no candidate leads:

@@ -21,6 +21,10 @@ const (
 	opElectionLeader   = "election.leader"
 	opElectionObserve  = "election.observe"
 
+	opIdemBegin  = "idempotency.begin"
+	opIdemRenew  = "idempotency.renew"
+	opIdemFinish = "idempotency.finish" // Complete, Abandon
+
 	opSemAcquire       = "semaphore.acquire" // Acquire, TryAcquire
 	opSemRelease       = "semaphore.release"
 	opSemTrySetPermits = "semaphore.try_set_permits"

@@ -38,6 +38,12 @@ var (
 	scriptElectionLeader   = mustScript("election_leader")
 	scriptElectionResign   = mustScript("election_resign")
 
+	// IdempotencyRecord (idempotency_record.go): one hash per key; idem_begin
+	// decides run, replay or wait in one call.
+	scriptIdemBegin  = mustScript("idem_begin")
+	scriptIdemFinish = mustScript("idem_finish")
+	scriptIdemRenew  = mustScript("idem_renew")
+
 	// Semaphore (semaphore.go): Redisson's RSemaphore, with a queue of
 	// this library's waiters and a marker per call. acquire, add, set and
 	// cancel join prelude_semqueue.

@@ -33,6 +33,9 @@ func init() {
 	if spec := os.Getenv(instanceEnv); spec != "" {
 		os.Exit(runInstance(spec, os.Stdout))
 	}
+	if spec := os.Getenv(idemInstanceEnv); spec != "" {
+		os.Exit(runIdemInstance(spec, os.Stdout))
+	}
 }
 
 // runInstance serves HTTP on a free loopback port behind the concurrency
@@ -68,6 +71,13 @@ func runInstance(spec string, out io.Writer) int {
 	// call to Redis fails or outlasts Timeout) is not counted by the limit.
 	mw, err := NewConcurrency(c, f[1], limit, &ConcurrencyOptions{Lease: lease, FailClosed: true,
 		OnError: func(_ *http.Request, err error) { say("error %s", strings.ReplaceAll(err.Error(), " ", "_")) }})
+	return serveInstance(out, say, mw, err, h)
+}
+
+// serveInstance serves h behind mw (unless err, the middleware's
+// constructor's) on a free loopback port, after saying "addr HOST:PORT".
+// It returns the process's exit code.
+func serveInstance(out io.Writer, say func(format string, args ...any), mw func(http.Handler) http.Handler, err error, h http.Handler) int {
 	if err != nil {
 		fmt.Fprintln(out, "err", err)
 		return 1

@@ -42,6 +42,17 @@ func newGated() *gated {
 	return &gated{entered: make(chan struct{}, 100), release: make(chan struct{})}
 }
 
+// waitEntered waits for a request to enter the handler, failing the test
+// after 30s (a request refused instead would otherwise hang it).
+func (g *gated) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no request entered the handler within 30s")
+	}
+}
+
 func (g *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.entered <- struct{}{}
 	<-g.release
@@ -79,8 +90,8 @@ func TestConcurrencyRefusesBeyondLimit(t *testing.T) {
 			g := newGated()
 			h := mustConcurrency(t, c, concName(t, rdb), 2, &ConcurrencyOptions{StatusCode: code, RetryAfter: 1500 * time.Millisecond}, g)
 			first, second := serveAsync(h), serveAsync(h)
-			<-g.entered
-			<-g.entered
+			g.waitEntered(t)
+			g.waitEntered(t)
 			w := <-serveAsync(h)
 			want := code
 			if want == 0 {
@@ -147,7 +158,7 @@ func TestConcurrencyLeases(t *testing.T) {
 	g := newGated()
 	h := mustConcurrency(t, c, name, 1, &ConcurrencyOptions{Lease: lease}, g)
 	long := serveAsync(h)
-	<-g.entered
+	g.waitEntered(t)
 	for range 6 { // 6 × lease/2 = 3 leases
 		time.Sleep(lease / 2)
 		if w := <-serveAsync(h); w.Code != http.StatusServiceUnavailable {

@@ -166,3 +166,53 @@ func ExampleNewConcurrency() {
 	// 503 Retry-After: 1
 	// 200 200
 }
+
+// Make POST /orders idempotent per Idempotency-Key and API key: a client
+// that retries after a lost response gets the first response back (the
+// handler ran once), and a key reused for another order is refused.
+func ExampleNewIdempotency() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	idem, err := httplimit.NewIdempotency(client, "orders", &httplimit.IdempotencyOptions{
+		Scope:     func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
+		Retention: 24 * time.Hour,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	orders := 0
+	h := idem(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		orders++
+		w.Header().Set("Location", fmt.Sprintf("/orders/%d", orders))
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "order %d\n", orders)
+	}))
+	post := func(body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+		r.Header.Set("X-API-Key", "k-1")
+		r.Header.Set("Idempotency-Key", `"8e03978e-40d5-43e8-bc93-6894a57f9324"`)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	for range 2 { // the second is a retry: replayed
+		w := post(`{"item":42}`)
+		fmt.Print(w.Code, " ", w.Header().Get("Location"), " ", w.Body)
+	}
+	fmt.Println(post(`{"item":7}`).Code, "orders made:", orders)
+	// Output:
+	// 201 /orders/1 order 1
+	// 201 /orders/1 order 1
+	// 422 orders made: 1
+}

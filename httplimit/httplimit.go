@@ -37,7 +37,10 @@
 //
 // NewConcurrency is the package's other middleware: it caps the requests
 // in flight (at most n per key across every instance, with a redisson
-// PermitExpirableSemaphore per key) rather than their rate.
+// PermitExpirableSemaphore per key) rather than their rate; NewIdempotency
+// runs the handler once per Idempotency-Key (IETF
+// draft-ietf-httpapi-idempotency-key-header) and replays its response to
+// every retry, over a redisson.IdempotencyRecord per key.
 //
 // When the limiter fails (Redis unreachable, a timeout), the error is
 // passed to Options.OnError (slog by default) and the request is served

@@ -102,3 +102,41 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 		return next(ctx, cmds)
 	}
 }
+
+// BenchmarkIdempotencyReplay measures replays (a stored 1 KiB response,
+// one key) through NewIdempotency's middleware from one goroutine, on a
+// private redis-server, and the Redis commands sent per replay.
+//
+//	go test -run '^$' -bench IdempotencyReplay ./httplimit
+func BenchmarkIdempotencyReplay(b *testing.B) {
+	rdb := redistest.Start(b).Client(b)
+	var cmds atomic.Int64
+	rdb.AddHook(countHook{&cmds})
+	c, err := redisson.New(rdb, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	mw, err := NewIdempotency(c, "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 1024)
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+	req := func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		r.Header.Set("Idempotency-Key", "k")
+		return r
+	}
+	h.ServeHTTP(httptest.NewRecorder(), req()) // the run; scripts loaded
+	b.ReportAllocs()
+	cmds0 := cmds.Load()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req())
+		if w.Code != http.StatusOK || w.Body.Len() != len(body) {
+			b.Fatalf("replay: %d, %d bytes", w.Code, w.Body.Len())
+		}
+	}
+	b.ReportMetric(float64(cmds.Load()-cmds0)/float64(b.N), "commands/op")
+}

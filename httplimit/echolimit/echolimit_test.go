@@ -69,3 +69,38 @@ func TestEcho(t *testing.T) {
 		t.Error("New(nil) succeeded")
 	}
 }
+
+// Idempotency-Key middleware through echo.WrapMiddleware: what the echo
+// handler writes is stored and replayed, the handler run once.
+func TestEchoIdempotency(t *testing.T) {
+	_, rdb := redissontest.NewEmbedded(t)
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	idem, err := httplimit.NewIdempotency(client, "echo-orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	e := echo.New()
+	e.Use(echo.WrapMiddleware(idem))
+	e.POST("/orders", func(c echo.Context) error {
+		ran++
+		c.Response().Header().Set("Location", "/orders/1")
+		return c.String(http.StatusCreated, fmt.Sprintf("order %d", ran))
+	})
+	for i := range 3 {
+		r := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		r.Header.Set("Idempotency-Key", "k")
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, r)
+		if w.Code != http.StatusCreated || w.Body.String() != "order 1" || w.Header().Get("Location") != "/orders/1" {
+			t.Errorf("request %d: %d %q %v, want 201 \"order 1\" with Location", i, w.Code, w.Body, w.Header())
+		}
+	}
+	if ran != 1 {
+		t.Errorf("handler ran %d times, want 1", ran)
+	}
+}

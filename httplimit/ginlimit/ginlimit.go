@@ -36,15 +36,22 @@ func New(l redisson.KeyedLimiter, opts *httplimit.Options) (gin.HandlerFunc, err
 
 // Wrap adapts net/http middleware of the shape httplimit.New returns to gin:
 // when mw calls its next handler the gin chain continues (with the request
-// mw passed on), otherwise it is aborted after mw has answered.
+// mw passed on, and the writer: a middleware that captures the response,
+// as httplimit.NewIdempotency does, gets what the gin handlers write),
+// otherwise it is aborted after mw has answered.
 func Wrap(mw func(http.Handler) http.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		passed := false
-		mw(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		orig := c.Writer
+		mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			passed = true
 			c.Request = r
+			if w != http.ResponseWriter(orig) {
+				c.Writer = &writer{ResponseWriter: orig, w: w, status: http.StatusOK, size: -1}
+				defer func() { c.Writer = orig }()
+			}
 			c.Next()
-		})).ServeHTTP(c.Writer, c.Request)
+		})).ServeHTTP(orig, c.Request)
 		if !passed {
 			c.Abort()
 		}

@@ -70,3 +70,50 @@ func TestGin(t *testing.T) {
 		t.Error("New(nil) succeeded")
 	}
 }
+
+// Idempotency-Key middleware through Wrap: what the gin handler writes is
+// what is stored and replayed (status, header, body), the handler run
+// once; a request that passes through untouched (no key) still writes to
+// the client.
+func TestGinIdempotency(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	_, rdb := redissontest.NewEmbedded(t)
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	idem, err := httplimit.NewIdempotency(client, "gin-orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	router := gin.New()
+	router.Use(ginlimit.Wrap(idem))
+	router.POST("/orders", func(c *gin.Context) {
+		ran++
+		c.Header("Location", "/orders/1")
+		c.String(http.StatusCreated, "order %d", ran)
+	})
+	post := func(key string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/orders", nil)
+		if key != "" {
+			r.Header.Set("Idempotency-Key", key)
+		}
+		w := httptest.NewRecorder()
+		router.ServeHTTP(w, r)
+		return w
+	}
+	for i := range 3 {
+		w := post("k")
+		if w.Code != http.StatusCreated || w.Body.String() != "order 1" || w.Header().Get("Location") != "/orders/1" {
+			t.Errorf("request %d: %d %q %v, want 201 \"order 1\" with Location", i, w.Code, w.Body, w.Header())
+		}
+	}
+	if w := post(""); w.Code != http.StatusCreated || w.Body.String() != "order 2" {
+		t.Errorf("without a key: %d %q, want 201 \"order 2\"", w.Code, w.Body)
+	}
+	if ran != 2 {
+		t.Errorf("handler ran %d times, want 2", ran)
+	}
+}
