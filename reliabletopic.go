@@ -207,4 +207,3 @@ func (t *ReliableTopic[T]) readGroup(ctx context.Context, id, from string, count
 	}
 	return res[0].Messages, nil
 }
-
