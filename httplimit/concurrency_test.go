@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -196,6 +197,17 @@ func handlerOK() http.Handler {
 // When Redis fails, the request is served without a permit (fail open) or
 // refused with 503 (FailClosed), and OnError is told.
 func TestConcurrencyRedisDown(t *testing.T) {
+	// The releases run off the request path for up to releaseTimeout, and
+	// go-redis dials on goroutines of its own: wait for both to end
+	// (after the client's Close), so that the package's goleak check at
+	// the end finds none of them.
+	t.Cleanup(func() {
+		redistest.Eventually(t, 2*releaseTimeout, "the releases and go-redis's dials ended", func() bool {
+			buf := make([]byte, 1<<20)
+			stacks := string(buf[:runtime.Stack(buf, true)])
+			return !strings.Contains(stacks, "httplimit.(*permit).release") && !strings.Contains(stacks, "(*ConnPool).queuedNewConn")
+		})
+	})
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 20 * time.Millisecond})
 	defer rdb.Close()
 	c, err := redisson.New(rdb, nil)
