@@ -1,7 +1,7 @@
 # The two commands the README promises, and the longer runs kept out of CI.
 GO ?= go
 
-.PHONY: demo test check test-adapters test-modules test-install test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak test-servers clean
+.PHONY: demo test test-race check test-adapters test-modules test-install test-newest test-newest-goredis test-newest-go bench bench-pkg bench-short soak test-servers clean
 
 # Every target builds each module with that module's own build list. The
 # committed go.work (for editors and hand-run commands) joins the six modules
@@ -43,15 +43,25 @@ demo:
 # four at a time even on 2 cores.
 TESTPROGRESS = $(CURDIR)/.ci/testprogress/testprogress
 TEST_PARALLEL ?= 4
+#
+# The race run and test-newest run side by side (make -j2): the suite mostly
+# waits (for leases, wake-ups, failovers; a load average near 1 on 2 cores
+# during the race run alone), so the two together take little longer than
+# the race run, each on its own redis-server processes and free ports.
+# test-newest's lines start with "[newest]".
 test: check $(TESTPROGRESS)
 	$(GO) test -count=1 ./.ci/testprogress
-	$(TESTPROGRESS) -- $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...
+	$(MAKE) --no-print-directory -j2 test-race test-newest
 	$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 10m .
 	$(IN) bench $(GO) run . -short
 	$(MAKE) --no-print-directory test-adapters
 	$(MAKE) --no-print-directory test-modules
 	$(MAKE) --no-print-directory test-install
-	$(MAKE) --no-print-directory test-newest
+
+# test-race is the race run of every package of the root module, at the
+# versions go.mod names.
+test-race: $(TESTPROGRESS)
+	$(TESTPROGRESS) -- $(GO) test -race -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...
 
 # test-adapters vets and tests the framework adapters, each its own module.
 test-adapters:
@@ -91,7 +101,7 @@ test-newest: $(TESTPROGRESS)
 	  $(GO) get github.com/redis/go-redis/v9@$(NEWEST_GOREDIS) && \
 	  $(GO) list -m github.com/redis/go-redis/v9 && \
 	  $(GO) vet ./... && \
-	  $(TESTPROGRESS) -- $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...'
+	  $(TESTPROGRESS) -label newest -- $(GO) test -count=1 -parallel $(TEST_PARALLEL) -timeout 20m -json ./...'
 
 # test-newest-goredis runs the tests (no soak, no benchmarks, no -race)
 # against NEWEST_GOREDIS, in a scratch copy of the working tree (.ci/scratch)

@@ -10,8 +10,10 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -21,8 +23,9 @@ import (
 
 func main() {
 	every := flag.Duration("every", 30*time.Second, "how often to print the progress of running packages")
+	label := flag.String("label", "", "a word put before each line printed, for a run beside another")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: testprogress [-every 30s] -- go test -json [flags] [packages]")
+		fmt.Fprintln(os.Stderr, "usage: testprogress [-every 30s] [-label word] -- go test -json [flags] [packages]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -31,11 +34,15 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	os.Exit(run(args, *every))
+	var w io.Writer = os.Stdout
+	if *label != "" {
+		w = &prefixWriter{w: os.Stdout, prefix: "[" + *label + "] ", start: true}
+	}
+	os.Exit(run(args, *every, w))
 }
 
 // run runs the command, reports its events and returns its exit status.
-func run(args []string, every time.Duration) int {
+func run(args []string, every time.Duration, w io.Writer) int {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -50,7 +57,7 @@ func run(args []string, every time.Duration) int {
 		fmt.Fprintln(os.Stderr, "testprogress:", err)
 		return 2
 	}
-	r := newReport(os.Stdout, time.Now)
+	r := newReport(w, time.Now)
 	lines := make(chan string)
 	go readLines(out, lines)
 	tick := time.NewTicker(every)
@@ -80,4 +87,27 @@ func run(args []string, every time.Duration) int {
 	}
 	fmt.Fprintln(os.Stderr, "testprogress:", err)
 	return 1
+}
+
+// prefixWriter puts prefix before every line written through it, so that
+// two runs printing to one terminal can be told apart.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+	start  bool // the next byte begins a line
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	var out bytes.Buffer
+	for _, c := range b {
+		if p.start {
+			out.WriteString(p.prefix)
+		}
+		out.WriteByte(c)
+		p.start = c == '\n'
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +57,19 @@ func TestRunExitsWithCommandStatus(t *testing.T) {
 		script string
 		want   int
 	}{{"exit 0", 0}, {"exit 3", 3}, {"kill -9 $$", 128 + 9}} {
-		if got := run([]string{"sh", "-c", c.script}, time.Hour); got != c.want {
+		if got := run([]string{"sh", "-c", c.script}, time.Hour, io.Discard); got != c.want {
 			t.Errorf("run(sh -c %q) = %d, want %d", c.script, got, c.want)
 		}
+	}
+}
+
+func TestPrefixWriterLabelsEveryLine(t *testing.T) {
+	var b strings.Builder
+	w := &prefixWriter{w: &b, prefix: "[newest] ", start: true}
+	fmt.Fprint(w, "ok   a 1.0s\nFAIL b")
+	fmt.Fprint(w, " 2.0s\n\n")
+	want := "[newest] ok   a 1.0s\n[newest] FAIL b 2.0s\n[newest] \n"
+	if b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
 	}
 }
