@@ -31,8 +31,8 @@ demo:
 # test is the whole suite, set-up included: the tests start their own
 # redis-server processes (installing redis-server with apt-get when it is
 # missing and they run as root). The race run is at the versions go.mod
-# names, the oldest supported; the last two steps are the newest go-redis and
-# the newest Go, without -race. .ci/run calls exactly this.
+# names, the oldest supported; beside it, test-newest runs the suite at the
+# newest go-redis and the newest Go, without -race. .ci/run calls exactly this.
 #
 # The test runs go through .ci/testprogress (standard library only, built
 # first and tested itself), which prints a line per finished package, every
