@@ -282,3 +282,9 @@ type objectOptions struct {
 func WithCodec(codec Codec) ObjectOption {
 	return func(o *objectOptions) { o.codec = codec }
 }
+
+// retention is WithRetention's bounds.
+type retention struct {
+	maxLen int64
+	maxAge time.Duration
+}

@@ -157,3 +157,39 @@ func unknownCommand(msg string) (string, bool) {
 func unsupported(cmd, why string) error {
 	return &redisError{sentinel: ErrUnsupported, text: "the server lacks command " + strings.ToUpper(cmd) + " (" + why + ")"}
 }
+
+// objectErr names the object in err, the error of a call on it. nil and
+// ErrClientClosed pass unchanged (the client's state, not the object's), an
+// error that already names an object is kept, and a Redis error goes
+// through the one classifier (classify: ErrAuth, ErrUnreachable,
+// ErrUnsupported, ErrWrongType).
+func objectErr(kind, name string, err error) error {
+	var named *objectError
+	var text *namedError
+	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) || errors.As(err, &text) {
+		return err
+	}
+	return &objectError{kind: kind, name: name, cause: classify(err)}
+}
+
+// intKeyErr is objectErr for objects whose state is one integer key
+// (Semaphore, CountDownLatch, AtomicLong, IdGenerator): a reply saying the
+// key holds a string that is no integer matches ErrWrongType too, and
+// Redis refusing an increment that would overflow matches ErrInvalidPermits.
+func intKeyErr(kind, name string, err error) error {
+	switch {
+	case err == nil || errors.Is(err, ErrClientClosed):
+		return err
+	case strings.Contains(err.Error(), "not an integer"):
+		return &objectError{kind: kind, name: name, cause: &wrongTypeError{err: err}}
+	case overflows(err):
+		return &objectError{kind: kind, name: name, cause: &redisError{sentinel: ErrInvalidPermits, text: "the count would overflow", err: err}}
+	}
+	return objectErr(kind, name, err)
+}
+
+// overflows reports whether err is Redis refusing an INCRBY whose result
+// would not fit in 64 bits (nothing was written: the script stops there).
+func overflows(err error) bool {
+	return strings.Contains(err.Error(), "increment or decrement would overflow")
+}

@@ -71,12 +71,6 @@ func WithRetention(maxLen int64, maxAge time.Duration) ObjectOption {
 	return func(o *objectOptions) { o.retention = &retention{maxLen: maxLen, maxAge: maxAge} }
 }
 
-// retention is WithRetention's bounds.
-type retention struct {
-	maxLen int64
-	maxAge time.Duration
-}
-
 // Name returns the topic's name, its stream's key.
 func (t *ReliableTopic[T]) Name() string { return t.name }
 
