@@ -62,6 +62,12 @@ func (g *gated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func mustConcurrency(t *testing.T, c *redisson.Client, name string, limit int64, o *ConcurrencyOptions, h http.Handler) http.Handler {
 	t.Helper()
+	if o == nil {
+		o = &ConcurrencyOptions{}
+	}
+	if o.Timeout == 0 {
+		o.Timeout = testTimeout // see testTimeout
+	}
 	mw, err := NewConcurrency(c, name, limit, o)
 	if err != nil {
 		t.Fatal(err)

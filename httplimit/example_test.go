@@ -33,6 +33,7 @@ func Example() {
 
 	limit, err := httplimit.New(client.GetGCRALimiter("api", 3, time.Minute, 3), &httplimit.Options{
 		PolicyName: "per-ip",
+		Timeout:    time.Second, // a Redis call slower than this fails open
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -92,7 +93,7 @@ func Example_router() {
 	}
 	defer limits.Close()
 
-	limit, err := httplimit.New(limits.GetFixedWindowLimiter("login", 1, time.Minute), nil)
+	limit, err := httplimit.New(limits.GetFixedWindowLimiter("login", 1, time.Minute), &httplimit.Options{Timeout: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -136,6 +137,10 @@ func ExampleNewConcurrency() {
 	limit, err := httplimit.NewConcurrency(client, "reports", 2, &httplimit.ConcurrencyOptions{
 		Key:   func(r *http.Request) (string, error) { return r.Header.Get("X-API-Key"), nil },
 		Lease: 30 * time.Second,
+		// A Redis call slower than Timeout refuses the request: a limit
+		// that protects a backend should not let extra requests through.
+		Timeout:    time.Second,
+		FailClosed: true,
 	})
 	if err != nil {
 		log.Fatal(err)

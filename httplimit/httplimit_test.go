@@ -40,6 +40,10 @@ func limiterName(t *testing.T, rdb *redis.Client) string {
 	return name
 }
 
+// testTimeout is the Timeout of the middlewares under test that assert a
+// decision: wide enough that a slow shared machine does not fail open.
+const testTimeout = 5 * time.Second
+
 // newRedisson returns a redisson Client on a fresh connection pool to the
 // shared server, closed with the test.
 func newRedisson(t *testing.T) (*redisson.Client, *redis.Client) {
@@ -56,6 +60,14 @@ func newRedisson(t *testing.T) (*redisson.Client, *redis.Client) {
 // mustNew returns the middleware around an "ok" handler.
 func mustNew(t *testing.T, l redisson.KeyedLimiter, o *Options) http.Handler {
 	t.Helper()
+	if o == nil {
+		o = &Options{}
+	}
+	if o.Timeout == 0 {
+		// The 50ms default fails open on a loaded machine (the race run
+		// on CI), which would turn an expected 429 into a 200.
+		o.Timeout = testTimeout
+	}
 	mw, err := New(l, o)
 	if err != nil {
 		t.Fatalf("New: %v", err)

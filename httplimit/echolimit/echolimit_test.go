@@ -24,7 +24,7 @@ func TestEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	limit, err := echolimit.New(client.GetFixedWindowLimiter("echo", 2, time.Minute), nil)
+	limit, err := echolimit.New(client.GetFixedWindowLimiter("echo", 2, time.Minute), &httplimit.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func Example() {
 	}
 	defer client.Close()
 
-	limit, err := echolimit.New(client.GetGCRALimiter("echo-api", 3, time.Minute, 3), nil)
+	limit, err := echolimit.New(client.GetGCRALimiter("echo-api", 3, time.Minute, 3), &httplimit.Options{Timeout: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}

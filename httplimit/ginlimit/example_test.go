@@ -33,7 +33,7 @@ func Example() {
 	}
 	defer client.Close()
 
-	limit, err := ginlimit.New(client.GetGCRALimiter("gin-api", 3, time.Minute, 3), nil)
+	limit, err := ginlimit.New(client.GetGCRALimiter("gin-api", 3, time.Minute, 3), &httplimit.Options{Timeout: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestGin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	limit, err := ginlimit.New(client.GetFixedWindowLimiter("gin", 2, time.Minute), nil)
+	limit, err := ginlimit.New(client.GetFixedWindowLimiter("gin", 2, time.Minute), &httplimit.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
