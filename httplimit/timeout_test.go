@@ -80,6 +80,7 @@ func TestRedisDownAnswersFast(t *testing.T) {
 				var errs atomic.Int32
 				var last atomic.Pointer[error]
 				h := mustNew(t, c.GetGCRALimiter("down", 5, time.Minute, 5), &Options{
+					Timeout:    DefaultTimeout, // the bound under test
 					FailClosed: closed,
 					OnError: func(_ *http.Request, err error) {
 						errs.Add(1)
