@@ -100,7 +100,7 @@ func (q *BlockingQueue[T]) Take(ctx context.Context) (_ T, err error) {
 func (q *BlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
 	ctx, rec := q.begin(ctx, takeOp(timeout))
 	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
-	return q.poll(ctx, timeout)
+	return q.poll(ctx, timeout, q.spec)
 }
 
 // takeOp is the operation of a Poll with timeout: a take when it waits.
@@ -120,7 +120,8 @@ func takeOutcome(timeout time.Duration, ok bool) Outcome {
 	return OutcomeOK
 }
 
-func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration) (T, bool, error) {
+// poll is Poll at the end sp takes from.
+func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration, sp queueSpec) (T, bool, error) {
 	var zero T
 	if err := q.check(); err != nil {
 		return zero, false, err
@@ -129,9 +130,9 @@ func (q *BlockingQueue[T]) poll(ctx context.Context, timeout time.Duration) (T, 
 		return zero, false, objectErrorf(q.kind, q.name, "%w: timeout %v", ErrNegativeDuration, timeout)
 	}
 	if timeout == 0 {
-		return q.element(q.pollNow(ctx, q.spec))
+		return q.element(q.pollNow(ctx, sp))
 	}
-	return q.wait(ctx, timeout, []queueSpec{q.spec})
+	return q.wait(ctx, timeout, []queueSpec{sp})
 }
 
 // PollFromAny removes and returns the head of this queue or of the queues
@@ -175,7 +176,11 @@ func (q *BlockingQueue[T]) PollFromAny(ctx context.Context, timeout time.Duratio
 
 // pollNow takes the head of sp's queue without waiting.
 func (q *BlockingQueue[T]) pollNow(ctx context.Context, sp queueSpec) (string, error) {
-	if sp.capKey == "" {
+	switch {
+	case sp.tail:
+		q.c.trip(ctx, 1)
+		return q.c.rdb.RPop(ctx, sp.name).Result()
+	case sp.capKey == "":
 		q.c.trip(ctx, 1) // scripts count their own
 		return q.c.rdb.LPop(ctx, sp.name).Result()
 	}

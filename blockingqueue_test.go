@@ -325,13 +325,19 @@ func TestBlockingQueueThousandTakers(t *testing.T) {
 // queue.
 func TestBlockingQueueNothingLost(t *testing.T) {
 	rdb := sharedRedis(t)
-	nothingLost(t, rdb, func(i int) redis.UniversalClient { return rdb }, nil)
+	nothingLost(t, rdb, func(i int) redis.UniversalClient { return rdb }, nil, false)
 }
 
 // TestBlockingQueueNothingLostConnectionDrops is TestBlockingQueueNothingLost
 // with the takers' client behind a proxy that drops its connections again
 // and again, mid-BLMOVE and mid-settle.
 func TestBlockingQueueNothingLostConnectionDrops(t *testing.T) {
+	nothingLostConnectionDrops(t, false)
+}
+
+// nothingLostConnectionDrops runs nothingLost (of a BlockingQueue, or of a
+// BlockingDeque taken at both ends) behind the dropping proxy.
+func nothingLostConnectionDrops(t *testing.T, deque bool) {
 	srv := redistest.Shared(t)
 	rdb := srv.Client(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
@@ -367,12 +373,13 @@ func TestBlockingQueueNothingLostConnectionDrops(t *testing.T) {
 			t.Error("the proxy dropped no reply: the faults did not happen")
 		}
 		t.Logf("%d replies dropped", proxy.Dropped())
-	})
+	}, deque)
 }
 
 // nothingLost runs the exactly-once check: takers on three clients (the
-// rdb of client i is takerRDB(i)), producers on rdb.
-func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) redis.UniversalClient, stopFaults func()) {
+// rdb of client i is takerRDB(i)), producers on rdb. With deque the takers
+// use a BlockingDeque and take at either end, at random.
+func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) redis.UniversalClient, stopFaults func(), deque bool) {
 	ctx := testCtx(t, 4*time.Minute)
 	name := uniqueName(t, rdb)
 	const total, producers, takersPer = 5000, 3, 8
@@ -399,6 +406,7 @@ func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) r
 	done := make(chan struct{})
 	var takers sync.WaitGroup
 	for _, c := range clients {
+		d := GetBlockingDeque[int](c, name)
 		q := GetBlockingQueue[int](c, name)
 		for range takersPer {
 			takers.Add(1)
@@ -417,11 +425,18 @@ func nothingLost(t *testing.T, rdb redis.UniversalClient, takerRDB func(i int) r
 					var v int
 					var ok bool
 					var err error
-					if rand.IntN(2) == 0 {
+					wait := time.Duration(1+rand.IntN(20)) * time.Millisecond
+					switch r := rand.IntN(2); {
+					case deque && rand.IntN(2) == 0 && r == 0:
+						v, err = d.TakeLast(tctx)
+						ok = err == nil
+					case deque && r == 1 && rand.IntN(2) == 0:
+						v, ok, err = d.PollLast(tctx, wait)
+					case r == 0:
 						v, err = q.Take(tctx)
 						ok = err == nil
-					} else {
-						v, ok, err = q.Poll(tctx, time.Duration(1+rand.IntN(20))*time.Millisecond)
+					default:
+						v, ok, err = q.Poll(tctx, wait)
 					}
 					cancel()
 					if ok {

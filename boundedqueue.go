@@ -201,7 +201,7 @@ func (q *BoundedBlockingQueue[T]) Put(ctx context.Context, v T) (err error) {
 func (q *BoundedBlockingQueue[T]) Poll(ctx context.Context, timeout time.Duration) (_ T, ok bool, err error) {
 	ctx, rec := q.begin(ctx, takeOp(timeout))
 	defer func() { rec.end(err, takeOutcome(timeout, ok)) }()
-	v, ok, err := q.BlockingQueue.poll(ctx, timeout)
+	v, ok, err := q.BlockingQueue.poll(ctx, timeout, q.spec)
 	return v, ok, q.bwrap(err)
 }
 

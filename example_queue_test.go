@@ -132,6 +132,45 @@ func ExampleGetDeque() {
 	// Output: c a c [b]
 }
 
+// A BlockingDeque is Redisson's RBlockingDeque: takers may wait at either
+// end. Here an undo stack: edits are pushed at the tail, and TakeLast
+// waits for the newest (a Java takeLast, BRPOP, would take it too).
+func ExampleGetBlockingDeque() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	undo := redisson.GetBlockingDeque[string](client, "undo")
+	newest := make(chan string)
+	go func() {
+		edit, err := undo.TakeLast(ctx) // waits: the stack is empty
+		if err != nil {
+			panic(err)
+		}
+		newest <- edit
+	}()
+	_ = undo.OfferLast(ctx, "type hello")
+	fmt.Println(<-newest)
+	_ = undo.OfferLast(ctx, "bold")
+	_ = undo.OfferLast(ctx, "delete line")
+	last, _ := undo.TakeLast(ctx)
+	first, _ := undo.TakeFirst(ctx)
+	fmt.Println(last, "|", first)
+	// Output:
+	// type hello
+	// delete line | bold
+}
+
 // A worker takes jobs from a BlockingQueue until its context ends; jobs
 // offered by any instance (Java's included) reach whichever worker takes
 // first, and a job is never lost to a Take that gives up.

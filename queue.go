@@ -274,19 +274,22 @@ func (d *Deque[T]) PeekFirst(ctx context.Context) (T, bool, error) { return d.Pe
 // PeekLast returns the tail and true without removing it, or the zero value
 // and false when the deque is empty (LRANGE -1 -1, as Redisson). It returns
 // the errors of Peek.
-func (d *Deque[T]) PeekLast(ctx context.Context) (_ T, _ bool, err error) {
-	ctx, rec, err := d.open(ctx, opQueuePeek)
+func (d *Deque[T]) PeekLast(ctx context.Context) (T, bool, error) { return d.peekLast(ctx) }
+
+// peekLast is PeekLast of Deque and BlockingDeque.
+func (q *Queue[T]) peekLast(ctx context.Context) (_ T, _ bool, err error) {
+	ctx, rec, err := q.open(ctx, opQueuePeek)
 	defer func() { rec.end(err, OutcomeOK) }()
 	var zero T
 	if err != nil {
 		return zero, false, err
 	}
-	d.c.trip(ctx, 1)
-	last, err := d.c.rdb.LRange(ctx, d.name, -1, -1).Result()
+	q.c.trip(ctx, 1)
+	last, err := q.c.rdb.LRange(ctx, q.name, -1, -1).Result()
 	if err != nil || len(last) == 0 {
-		return d.element("", d.nilIfEmpty(err))
+		return q.element("", q.nilIfEmpty(err))
 	}
-	return d.element(last[0], nil)
+	return q.element(last[0], nil)
 }
 
 func (q *Queue[T]) nilIfEmpty(err error) error {

@@ -78,13 +78,20 @@ var errHandOverExpired = errors.New("hand-over expired: the in-flight elements w
 
 // queueSpec says how a dispatcher takes from one queue.
 type queueSpec struct {
-	kind     string // queue kind, in errors and the dispatcher's key
+	kind     string // queue kind, in errors
 	name     string
 	inflight string
 	registry string // the queue's registry of in-flight lists
 	capKey   string // bounded queues: the free-capacity counter, else ""
 	channel  string // bounded queues: its channel
+	tail     bool   // takes from the tail (BlockingDeque's last end); inflight ends in ":last"
 }
+
+// dispatchKey names sp's dispatcher among the client's: one per in-flight
+// list, so that two loops never share one (a BlockingQueue and a
+// BlockingDeque's head takers of one name share the loop; a bounded
+// queue's and a deque's tail takers have lists of their own).
+func (sp queueSpec) dispatchKey() string { return sp.inflight }
 
 // taker is one waiting call; it may wait on several queues (PollFromAny),
 // and the first dispatcher to claim it serves it.
@@ -151,7 +158,7 @@ func (s *queueService) take(ctx context.Context, specs []queueSpec, wait time.Du
 		return delivery{}, false, ErrClientClosed
 	}
 	for _, sp := range specs {
-		key := sp.kind + "\x00" + sp.name
+		key := sp.dispatchKey()
 		d := s.ds[key]
 		if d == nil {
 			d = &dispatcher{spec: sp}
@@ -314,7 +321,11 @@ func (s *queueService) fetch(ctx context.Context, sp queueSpec, n int) ([]string
 	if err != nil || len(vals) > 0 {
 		return vals, err
 	}
-	v, err := s.rdb.BLMove(ctx, sp.name, sp.inflight, "LEFT", "RIGHT", takeBlock).Result()
+	from := "LEFT"
+	if sp.tail {
+		from = "RIGHT"
+	}
+	v, err := s.rdb.BLMove(ctx, sp.name, sp.inflight, from, "RIGHT", takeBlock).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return nil, nil
@@ -389,6 +400,12 @@ func inflightKey(clientID, name string, bounded bool) string {
 		return prefixName("redisson_bqueue_inflight", name) + ":" + clientID
 	}
 	return prefixName("redisson_queue_inflight", name) + ":" + clientID
+}
+
+// lastInflightKey is the client's in-flight list of a deque's tail takers;
+// the scripts put its elements back at the tail by its ":last" suffix.
+func lastInflightKey(clientID, name string) string {
+	return inflightKey(clientID, name, false) + ":last"
 }
 
 // registryKey is queue name's registry of in-flight lists, shared by the

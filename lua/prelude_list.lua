@@ -1,4 +1,5 @@
--- prelude_list: what the List scripts share (never run alone).
+-- prelude_list: what the List scripts and the queues' hand-over scripts
+-- share (never run alone).
 --
 -- push_all(cmd, key, items) puts items back onto the list key in their
 -- order: at the tail with cmd 'rpush', at the head with 'lpush' (pushed
@@ -16,4 +17,21 @@ local function push_all(cmd, key, items)
       chunk = {}
     end
   end
+end
+
+-- queue_put_back(inflight, queue, items) puts the elements of an in-flight
+-- list back where they came from, in their order: at the head for every
+-- list but a tail taker's (its name ends in ":last"), whose elements were
+-- taken from the tail, the first taken first, and go back to the tail so
+-- that the first taken is the tail again.
+local function queue_put_back(inflight, queue, items)
+  if string.sub(inflight, -5) ~= ':last' then
+    push_all('lpush', queue, items)
+    return
+  end
+  local rev = {}
+  for k = #items, 1, -1 do
+    rev[#rev + 1] = items[k]
+  end
+  push_all('rpush', queue, rev)
 end

@@ -2,7 +2,9 @@
 -- in-flight list for good; every other element in it goes back to the
 -- head of the queue in its order, and the list is deleted and leaves the
 -- queue's registry of in-flight lists. Running it again (a resend after a
--- lost reply) finds no list and does nothing.
+-- lost reply) finds no list and does nothing. A tail taker's list (its name
+-- ends in ":last") goes back to the tail instead (see queue_take).
+-- prelude: list
 --
 -- KEYS[1]  queue: list of encoded elements
 -- KEYS[2]  in-flight list (same slot)
@@ -41,9 +43,7 @@ for i = 2, #ARGV do
     handed = handed + redis.call('lrem', KEYS[2], 1, ARGV[i])
 end
 local back = redis.call('lrange', KEYS[2], 0, -1)
-for i = #back, 1, -1 do
-    redis.call('lpush', KEYS[1], back[i])
-end
+queue_put_back(KEYS[2], KEYS[1], back)
 redis.call('del', KEYS[2])
 if KEYS[4] and handed > 0 then
     local free = redis.call('incrby', KEYS[4], handed)

@@ -5,6 +5,12 @@
 -- lists; and one list whose deadline has passed (its client died between a
 -- move and its settle) is first put back at the head of the queue, in its
 -- order, so that the elements this call moves include it.
+-- prelude: list
+--
+-- An in-flight list whose name ends in ":last" is a tail taker's (a
+-- BlockingDeque's TakeLast): its elements come from the tail of the queue,
+-- the first taken first in the list, and go back to the tail in their
+-- order, so that the first taken is the tail again.
 --
 -- KEYS[1]  queue: list of encoded elements
 -- KEYS[2]  in-flight list (same slot)
@@ -32,19 +38,20 @@ elseif dead then
     -- after all, that its elements went back (it lasts 10 leases).
     redis.call('zadd', KEYS[3], ms + 10 * tonumber(ARGV[2]), 'recovered:' .. dead)
     if typeIs(dead, 'list') then
-        local back = redis.call('lrange', dead, 0, -1)
-        for i = #back, 1, -1 do
-            redis.call('lpush', KEYS[1], back[i])
-        end
+        queue_put_back(dead, KEYS[1], redis.call('lrange', dead, 0, -1))
         redis.call('del', dead)
     end
     redis.call('zrem', KEYS[3], dead)
 end
 redis.call('zadd', KEYS[3], ms + tonumber(ARGV[2]), KEYS[2])
 local want = tonumber(ARGV[1])
+local pop = 'lpop'
+if string.sub(KEYS[2], -5) == ':last' then
+    pop = 'rpop'
+end
 local moved = {}
 while #moved < want do
-    local chunk = redis.call('lpop', KEYS[1], math.min(want - #moved, 1000))
+    local chunk = redis.call(pop, KEYS[1], math.min(want - #moved, 1000))
     if not chunk then
         break
     end
