@@ -1,6 +1,7 @@
 package redisson_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -169,6 +170,50 @@ func ExampleGetBlockingDeque() {
 	// Output:
 	// type hello
 	// delete line | bold
+}
+
+// A PriorityQueue is Redisson's RPriorityQueue: the least element leaves
+// first, by a Go compare function; Java services writing the same queue
+// take the same lock. Here tickets by severity, equal ones in arrival
+// order.
+func ExampleGetPriorityQueue() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	type Ticket struct {
+		Severity int // 1 is the most urgent
+		Title    string
+	}
+	tickets := redisson.GetPriorityQueue(client, "tickets", func(a, b Ticket) int {
+		return cmp.Compare(a.Severity, b.Severity)
+	})
+	_ = tickets.Offer(ctx, Ticket{3, "typo on the about page"})
+	_ = tickets.Offer(ctx, Ticket{1, "checkout down"})
+	_ = tickets.Offer(ctx, Ticket{2, "slow search"})
+	_ = tickets.Offer(ctx, Ticket{1, "payments failing"})
+	for range 4 {
+		t, err := tickets.Take(ctx)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(t.Severity, t.Title)
+	}
+	// Output:
+	// 1 checkout down
+	// 1 payments failing
+	// 2 slow search
+	// 3 typo on the about page
 }
 
 // A worker takes jobs from a BlockingQueue until its context ends; jobs

@@ -172,9 +172,10 @@ const (
 	opDelayDelete   = "delayed_queue.delete"
 
 	// Queue, Deque, BlockingQueue, BoundedBlockingQueue (Kind tells which).
-	opQueueOffer          = "queue.offer" // Offer, OfferFirst, OfferLast
-	opQueuePoll           = "queue.poll"  // Poll, PollFirst, PollLast; Poll(ctx, 0), PollFromAny(ctx, 0, ...)
-	opQueuePeek           = "queue.peek"  // Peek, PeekFirst, PeekLast
+	opQueueOffer          = "queue.offer"  // Offer, OfferFirst, OfferLast
+	opQueuePoll           = "queue.poll"   // Poll, PollFirst, PollLast; Poll(ctx, 0), PollFromAny(ctx, 0, ...)
+	opQueuePeek           = "queue.peek"   // Peek, PeekFirst, PeekLast
+	opQueueRemove         = "queue.remove" // PriorityQueue.Remove
 	opQueueSize           = "queue.size"
 	opQueueDelete         = "queue.delete"
 	opQueueReadAll        = "queue.read_all"
