@@ -54,6 +54,7 @@ var scenarios = []scenario{
 	{"rate", "4. rate-limit decisions and memory per identity", runRate},
 	{"watchdog", "5. watchdog cost", runWatchdog},
 	{"pubsub", "6. pub/sub footprint of waiters", runPubSub},
+	{"jobs", "8. job queues: enqueue and process no-op jobs", runJobs},
 }
 
 func main() { os.Exit(run()) }
@@ -70,7 +71,15 @@ func run() int {
 	goroutines := flag.String("goroutines", "1,32", "comma-separated goroutine counts of the uncontended scenario, one table each")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	outPath := flag.String("out", "", "also write the report, with a header describing the machine, to this file")
+	jobsWorker := flag.String("jobs-worker", "", "run as a worker process of the jobs scenario, of this library (internal)")
+	jobsAddr := flag.String("jobs-addr", "", "the jobs worker's server address (internal)")
+	jobsQueue := flag.String("jobs-queue", "", "the jobs worker's queue (internal)")
 	flag.Parse()
+	if *jobsWorker != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return jobWorkerMain(ctx, *jobsWorker, *jobsAddr, *jobsQueue)
+	}
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if s.short {
