@@ -41,6 +41,7 @@ type Operation struct {
 	Name  string    // the object's name as the caller gave it
 	Op    string    // the operation: "lock.acquire", "lock.release", "ratelimit.allow", ...
 	Start time.Time // when the call began
+	Group string    // the caller's mark (WithOperationGroup), "" without one
 
 	Duration   time.Duration // from Start to return
 	Wait       time.Duration // of Duration, the time spent blocked waiting for another holder
@@ -152,6 +153,19 @@ type Stats struct {
 
 // opKey is the context key of the record of the operation in progress.
 type opKey struct{}
+
+// groupKey is the context key of WithOperationGroup's mark.
+type groupKey struct{}
+
+// WithOperationGroup returns a copy of ctx marked with group: the
+// operations called under it report it in Operation.Group, so that an
+// Observer can count them by something bounded that is not the object's
+// name (httplimit.NewConcurrency marks its permit acquisitions with the
+// middleware's name: its semaphores are named per key). An empty group
+// removes the mark. It costs nothing without an Observer.
+func WithOperationGroup(ctx context.Context, group string) context.Context {
+	return context.WithValue(ctx, groupKey{}, group)
+}
 
 // opRecord is one observed operation: what OperationEnd will be given, and
 // the counts the layers below add to it while it runs (they find it in the

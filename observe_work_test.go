@@ -211,3 +211,23 @@ func TestObserveIdempotencyDecisions(t *testing.T) {
 		}
 	}
 }
+
+// WithOperationGroup's mark reaches Operation.Group of the calls under it,
+// and only those.
+func TestObserveOperationGroup(t *testing.T) {
+	c, rec, _ := observedClient(t, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, c.rdb)
+	t.Cleanup(func() { c.rdb.Del(context.Background(), name) })
+	b := GetBucket[string](c, name)
+	if _, _, err := b.Get(WithOperationGroup(ctx, "api")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ops := rec.opsOf(opBucketGet, name)
+	if len(ops) != 2 || ops[0].Group != "api" || ops[1].Group != "" {
+		t.Fatalf("bucket.get records %+v: want the group on the first only", ops)
+	}
+}

@@ -14,20 +14,21 @@ import (
 )
 
 // The metrics of the work layer (ReliableQueue) and the recipes (Election,
-// IdempotencyRecord and httplimit.NewIdempotency).
+// IdempotencyRecord, httplimit.NewIdempotency and NewConcurrency).
 const (
-	MetricQueueJobs            = "redisson.queue.jobs"            // counter, {job}: jobs by what happened to them (queue, state)
-	MetricQueueInFlight        = "redisson.queue.jobs.in_flight"  // up-down counter, {job}: handlers running now (queue)
-	MetricQueueJobDuration     = "redisson.queue.job.duration"    // histogram, s: a handler's run of a job (queue, outcome)
-	MetricQueueReady           = "redisson.queue.ready"           // gauge, {job}: jobs not yet delivered (queue; RegisterReliableQueue)
-	MetricQueuePending         = "redisson.queue.pending"         // gauge, {job}: jobs delivered and not settled, every worker's (queue)
-	MetricQueueDelayed         = "redisson.queue.delayed"         // gauge, {job}: jobs waiting for their due time (queue)
-	MetricQueueDead            = "redisson.queue.dead"            // gauge, {job}: dead letters (queue)
-	MetricQueueLag             = "redisson.queue.lag"             // gauge, s: age of the oldest job not yet delivered (queue)
-	MetricElectionChanges      = "redisson.election.changes"      // counter, {change}: leaderships of this process begun and ended (election, change)
-	MetricElectionLeader       = "redisson.election.leader"       // up-down counter, {leader}: 1 while this process leads the election (election)
-	MetricIdempotencyDecisions = "redisson.idempotency.decisions" // counter, {decision}: IdempotencyRecord.Begin's decisions (decision, group)
-	MetricTopicUndecodable     = "redisson.topic.undecodable"     // counter, {message}: ReliableTopic messages skipped because they do not decode (topic)
+	MetricQueueJobs            = "redisson.queue.jobs"             // counter, {job}: jobs by what happened to them (queue, state)
+	MetricQueueInFlight        = "redisson.queue.jobs.in_flight"   // up-down counter, {job}: handlers running now (queue)
+	MetricQueueJobDuration     = "redisson.queue.job.duration"     // histogram, s: a handler's run of a job (queue, outcome)
+	MetricQueueReady           = "redisson.queue.ready"            // gauge, {job}: jobs not yet delivered (queue; RegisterReliableQueue)
+	MetricQueuePending         = "redisson.queue.pending"          // gauge, {job}: jobs delivered and not settled, every worker's (queue)
+	MetricQueueDelayed         = "redisson.queue.delayed"          // gauge, {job}: jobs waiting for their due time (queue)
+	MetricQueueDead            = "redisson.queue.dead"             // gauge, {job}: dead letters (queue)
+	MetricQueueLag             = "redisson.queue.lag"              // gauge, s: age of the oldest job not yet delivered (queue)
+	MetricElectionChanges      = "redisson.election.changes"       // counter, {change}: leaderships of this process begun and ended (election, change)
+	MetricElectionLeader       = "redisson.election.leader"        // up-down counter, {leader}: 1 while this process leads the election (election)
+	MetricIdempotencyDecisions = "redisson.idempotency.decisions"  // counter, {decision}: IdempotencyRecord.Begin's decisions (decision, group)
+	MetricTopicUndecodable     = "redisson.topic.undecodable"      // counter, {message}: ReliableTopic messages skipped because they do not decode (topic)
+	MetricConcurrencyRejected  = "redisson.concurrency.rejections" // counter, {request}: requests httplimit.NewConcurrency refused (group)
 )
 
 // The attribute keys of the work layer's and the recipes' metrics. The
@@ -41,7 +42,7 @@ const (
 	AttrElection = attribute.Key("redisson.election")        // an Election's name
 	AttrJobState = attribute.Key("redisson.job.state")       // enqueued, duplicate, started, succeeded, failed, retried, dead_lettered, given_back, undecodable
 	AttrChange   = attribute.Key("redisson.election.change") // elected, resigned, lost, closed
-	AttrGroup    = attribute.Key("redisson.object.group")    // an idempotency record's middleware: the name given to httplimit.NewIdempotency
+	AttrGroup    = attribute.Key("redisson.object.group")    // the middleware: the name given to httplimit.NewIdempotency or NewConcurrency (redisson.WithOperationGroup)
 )
 
 // The operations and kinds the work instruments read, as the core names them.
@@ -53,6 +54,7 @@ const (
 	opRQGiveBack   = "reliable_queue.give_back"
 	opRQDeadLetter = "reliable_queue.dead_letter"
 	opIdemBegin    = "idempotency.begin"
+	opPermitAcq    = "permit_semaphore.acquire"
 )
 
 // work holds the work layer's and the recipes' instruments and their
@@ -60,7 +62,7 @@ const (
 type work struct {
 	o                     *Observer
 	jobs, changes, decide metric.Int64Counter
-	undecodable           metric.Int64Counter
+	undecodable, rejected metric.Int64Counter
 	inFlight, leader      metric.Int64UpDownCounter
 	runs                  metric.Float64Histogram
 	mu                    sync.RWMutex
@@ -100,6 +102,7 @@ func newWork(o *Observer, m metric.Meter) *work {
 		jobs:        counter(MetricQueueJobs, "{job}", "Reliable queue jobs, by what happened to them."),
 		changes:     counter(MetricElectionChanges, "{change}", "Leaderships of this process that began or ended."),
 		decide:      counter(MetricIdempotencyDecisions, "{decision}", "Idempotency decisions: run, replay, mismatch, busy."),
+		rejected:    counter(MetricConcurrencyRejected, "{request}", "Requests a concurrency limit refused."),
 		undecodable: counter(MetricTopicUndecodable, "{message}", "Reliable topic messages skipped because they do not decode."),
 		inFlight:    updown(MetricQueueInFlight, "{job}", "Job handlers running now."),
 		leader:      updown(MetricElectionLeader, "{leader}", "Leaderships this process holds now."),
@@ -119,7 +122,11 @@ func (w *work) set(k1, v1, k2, v2 string) metric.MeasurementOption {
 		return s
 	}
 	attrs := make([]attribute.KeyValue, 0, 2)
-	if v, ok := w.o.name(v1); ok && v1 != "" {
+	v, ok := v1, true
+	if k1 != string(AttrGroup) { // a group is the caller's label, not an object's name
+		v, ok = w.o.name(v1)
+	}
+	if ok && v1 != "" {
 		attrs = append(attrs, attribute.String(k1, labelValue(v)))
 	}
 	if k2 != "" {
@@ -177,6 +184,11 @@ func (w *work) operation(ctx context.Context, op *redisson.Operation) {
 	case opRQGiveBack:
 		if ok {
 			w.count(ctx, op.Name, "given_back")
+		}
+	case opPermitAcq:
+		// A grouped acquisition that found no permit: httplimit's refusal.
+		if op.Group != "" && op.Outcome == redisson.OutcomeTimedOut {
+			w.rejected.Add(ctx, 1, w.set(string(AttrGroup), op.Group, "", ""))
 		}
 	case opIdemBegin:
 		if d := idemDecision(op.Outcome); d != "" {

@@ -3,11 +3,14 @@ package redissonotel_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/httplimit"
 	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/goredisson/redisson/redissonotel"
 	"github.com/redis/go-redis/v9"
@@ -201,5 +204,41 @@ func TestReliableTopicUndecodableCounted(t *testing.T) {
 	<-got
 	if n, _ := counter(tm.collect(t), redissonotel.MetricTopicUndecodable, redissonotel.AttrTopic.String(strings.ReplaceAll(name, ":", "_"))); n != 1 {
 		t.Fatalf("undecodable = %d, want 1", n)
+	}
+}
+
+// A request httplimit.NewConcurrency refuses is counted under the
+// middleware's name; an admitted one is not.
+func TestConcurrencyRejectionsCounted(t *testing.T) {
+	tm := newTelemetry(t)
+	c := newClient(t, tm.obs, nil, nil)
+	mw := strings.ToLower(uniqueName(t))
+	rdb := redistest.Shared(t).Client(t)
+	t.Cleanup(func() { rdb.Del(context.Background(), mw+":all", "redisson_sc:{"+mw+":all}") })
+	limit, err := httplimit.NewConcurrency(c, mw, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-release
+	}))
+	first := make(chan int, 1)
+	go func() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		first <- w.Code
+	}()
+	<-entered
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	close(release)
+	if code := <-first; code != http.StatusOK || w.Code == http.StatusOK {
+		t.Fatalf("codes %d, %d: want the first admitted, the second refused", code, w.Code)
+	}
+	group := redissonotel.AttrGroup.String(strings.ReplaceAll(mw, ":", "_"))
+	if n, _ := counter(tm.collect(t), redissonotel.MetricConcurrencyRejected, group); n != 1 {
+		t.Fatalf("rejections = %d, want 1", n)
 	}
 }
