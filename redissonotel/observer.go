@@ -65,7 +65,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithNames sets what spans record of object names. Default NameKeep.
-// Metrics never carry names, whatever the mode.
+// Metrics carry no lock's or key's name, whatever the mode; the work
+// layer's series carry their queue's, topic's or election's name under the
+// same mode (NameDrop leaves it out).
 func WithNames(mode NameMode) Option {
 	return func(c *config) { c.names = mode }
 }
