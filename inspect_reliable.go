@@ -78,6 +78,8 @@ func (c *Client) InspectReliableQueue(ctx context.Context, name string) (Reliabl
 	dlen := p.XLen(ctx, dead)
 	groups := p.XInfoGroups(ctx, name)
 	consumers := p.XInfoConsumers(ctx, name, rqGroup)
+	groups.SetFirstKeyPos(2) // XINFO <sub> key: go-redis would route by the subcommand on Cluster
+	consumers.SetFirstKeyPos(2)
 	pending := p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: name, Group: rqGroup, Start: "-", End: "+", Count: InspectQueueLimit})
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
@@ -171,6 +173,8 @@ func (c *Client) InspectReliableTopic(ctx context.Context, name string) (Reliabl
 	p := c.rdb.Pipeline()
 	stream := p.XInfoStream(ctx, name)
 	groups := p.XInfoGroups(ctx, name)
+	stream.SetFirstKeyPos(2) // as in InspectReliableQueue
+	groups.SetFirstKeyPos(2)
 	expiry := p.ZRangeWithScores(ctx, timeouts, 0, -1)
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)

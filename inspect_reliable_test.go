@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
 )
 
 // InspectReliableQueue shows the counts, the lag, the workers and their
@@ -144,5 +146,42 @@ func TestInspectIdempotencyRecord(t *testing.T) {
 	if err != nil || info.State != "done" || info.Status != 201 || string(info.Body) != "body" || info.Header != `{"A":["b"]}` ||
 		info.TTL < 50*time.Minute {
 		t.Fatalf("InspectIdempotencyRecord when done = %+v, %v", info, err)
+	}
+}
+
+// On Cluster the inspections and the lag read the queue's and topic's own
+// node (XINFO routed by its key, not by its subcommand).
+func TestInspectReliableCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	q := GetReliableQueue[string](c, name)
+	t.Cleanup(func() { rdb.Del(context.Background(), name, q.dead, q.delayed, q.bodies) })
+	if _, _, err := q.Enqueue(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XGroupCreate(ctx, name, rqGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := q.Stats(ctx)
+	if err != nil || st.Ready != 1 || st.OldestReady < 0 || st.OldestReady > time.Minute {
+		t.Fatalf("Stats = %+v, %v; want one ready job", st, err)
+	}
+	info, err := c.InspectReliableQueue(ctx, name)
+	if err != nil || info.Ready != 1 || info.InFlight != 0 {
+		t.Fatalf("InspectReliableQueue = %+v, %v; want one ready job", info, err)
+	}
+	topic := name + ":topic"
+	t.Cleanup(func() { rdb.Del(context.Background(), topic) })
+	if _, err := GetReliableTopic[string](c, topic).Publish(ctx, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XGroupCreate(ctx, topic, "sub", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ti, err := c.InspectReliableTopic(ctx, topic)
+	if err != nil || ti.Length != 1 || len(ti.Subscribers) != 1 {
+		t.Fatalf("InspectReliableTopic = %+v, %v; want one message, one subscriber", ti, err)
 	}
 }

@@ -258,6 +258,7 @@ func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err
 	zc := p.ZCard(ctx, q.delayed)
 	dead := p.XLen(ctx, q.dead)
 	groups := p.XInfoGroups(ctx, q.name)
+	groups.SetFirstKeyPos(2) // XINFO GROUPS key: go-redis would route by "groups" on Cluster
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
 	for _, c := range []redis.Cmder{xlen, zc, dead} {
