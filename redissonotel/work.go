@@ -28,6 +28,8 @@ const (
 	MetricElectionLeader       = "redisson.election.leader"        // up-down counter, {leader}: 1 while this process leads the election (election)
 	MetricIdempotencyDecisions = "redisson.idempotency.decisions"  // counter, {decision}: IdempotencyRecord.Begin's decisions (decision, group)
 	MetricTopicUndecodable     = "redisson.topic.undecodable"      // counter, {message}: ReliableTopic messages skipped because they do not decode (topic)
+	MetricTopicLag             = "redisson.topic.lag"              // gauge, {message}: the largest lag of a registered topic's subscribers (topic; RegisterReliableTopic)
+	MetricTopicSubscribers     = "redisson.topic.subscribers"      // gauge, {subscriber}: a registered topic's subscribers (topic)
 	MetricConcurrencyRejected  = "redisson.concurrency.rejections" // counter, {request}: requests httplimit.NewConcurrency refused (group)
 )
 

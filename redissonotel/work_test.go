@@ -242,3 +242,47 @@ func TestConcurrencyRejectionsCounted(t *testing.T) {
 		t.Fatalf("rejections = %d, want 1", n)
 	}
 }
+
+// A registered topic's gauges: its subscribers and the largest lag.
+func TestReliableTopicGauges(t *testing.T) {
+	tm := newTelemetry(t)
+	c := newClient(t, tm.obs, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := strings.ToLower(uniqueName(t))
+	rdb := redistest.Shared(t).Client(t)
+	t.Cleanup(func() { rdb.Del(context.Background(), name) })
+	defer tm.obs.RegisterReliableTopic(c, name)()
+	topic := redisson.GetReliableTopic[string](c, name)
+	for _, v := range []string{"a", "b", "c"} {
+		if _, err := topic.Publish(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two subscribers that have read nothing: one from the start, one
+	// from the second message.
+	rdb.XGroupCreate(ctx, name, "behind", "0")
+	first, _ := rdb.XRangeN(ctx, name, "-", "+", 1).Result()
+	rdb.XGroupCreate(ctx, name, "ahead", first[0].ID)
+	rm := tm.collect(t)
+	label := redissonotel.AttrTopic.String(strings.ReplaceAll(name, ":", "_"))
+	if n, ok := topicGauge(rm, redissonotel.MetricTopicSubscribers, label); !ok || n != 2 {
+		t.Errorf("subscribers = %d, %v; want 2", n, ok)
+	}
+	if n, ok := topicGauge(rm, redissonotel.MetricTopicLag, label); !ok || n != 3 {
+		t.Errorf("lag = %d, %v; want 3 (the subscriber from the start)", n, ok)
+	}
+}
+
+func topicGauge(rm metricdata.ResourceMetrics, name string, want attribute.KeyValue) (int64, bool) {
+	m, ok := findMetric(rm, name)
+	if !ok {
+		return 0, false
+	}
+	for _, p := range m.Data.(metricdata.Gauge[int64]).DataPoints {
+		if matches(p.Attributes, []attribute.KeyValue{want}) {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}
