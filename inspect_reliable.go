@@ -63,7 +63,7 @@ type InFlightJob struct {
 // its next due job, its workers and its jobs in flight, in one pipeline
 // (not atomically) and one more round trip when jobs are ready. It returns
 // ErrNotFound when the stream, the delayed jobs and the dead letters are
-// all absent; ErrWrongType when a key holds another type; ErrEmptyName,
+// all absent (an empty stream whose jobs were all done is found); ErrWrongType when a key holds another type; ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error.
 func (c *Client) InspectReliableQueue(ctx context.Context, name string) (ReliableQueueInfo, error) {
 	const kind = reliableQueueKind
@@ -90,7 +90,7 @@ func (c *Client) InspectReliableQueue(ctx context.Context, name string) (Reliabl
 	}
 	info := ReliableQueueInfo{Name: name, Delayed: zc.Val(), Dead: dlen.Val(), ServerTime: now.Val(),
 		Workers: []ReliableQueueWorker{}, Jobs: []InFlightJob{}}
-	if xlen.Val() == 0 && info.Delayed == 0 && info.Dead == 0 {
+	if err := groups.Err(); err != nil && strings.Contains(err.Error(), "no such key") && info.Delayed == 0 && info.Dead == 0 {
 		return ReliableQueueInfo{}, objectErrorf(kind, name, "%w", ErrNotFound)
 	}
 	if z := first.Val(); len(z) == 1 {
@@ -103,7 +103,7 @@ func (c *Client) InspectReliableQueue(ctx context.Context, name string) (Reliabl
 				info.InFlight, start = g.Pending, "("+g.LastDeliveredID
 			}
 		}
-	} else if xlen.Val() > 0 && !isNoGroup(err) {
+	} else if !isNoGroup(err) && !strings.Contains(err.Error(), "no such key") {
 		return ReliableQueueInfo{}, objectErr(kind, name, err)
 	}
 	info.Ready = max(xlen.Val()-info.InFlight, 0)

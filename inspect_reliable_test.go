@@ -24,6 +24,15 @@ func TestInspectReliableQueue(t *testing.T) {
 	if _, err := c.InspectReliableQueue(ctx, ""); !errors.Is(err, ErrEmptyName) {
 		t.Fatalf("InspectReliableQueue(\"\") = %v, want ErrEmptyName", err)
 	}
+	// A queue whose jobs were all done: its stream and group remain.
+	empty := name + ":empty"
+	t.Cleanup(func() { c.rdb.Del(context.Background(), empty) })
+	if err := c.rdb.XGroupCreateMkStream(ctx, empty, rqGroup, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.InspectReliableQueue(ctx, empty); err != nil || info.Ready != 0 || info.OldestReady != 0 {
+		t.Fatalf("InspectReliableQueue of an empty queue = %+v, %v; want found, nothing ready", info, err)
+	}
 	for _, v := range []string{"hold", "wait"} {
 		if _, _, err := q.Enqueue(ctx, v); err != nil {
 			t.Fatal(err)
