@@ -217,6 +217,7 @@ func (c *Client) begin(ctx context.Context, kind, name, op string) (context.Cont
 func (c *Client) beginObserved(ctx context.Context, kind, name, op string) (context.Context, *opRecord) {
 	r := &opRecord{obs: c.opts.Observer, parent: recordOf(ctx)}
 	r.op = Operation{Kind: kind, Name: name, Op: op, Start: time.Now()}
+	r.op.Group, _ = ctx.Value(groupKey{}).(string)
 	ctx = context.WithValue(ctx, opKey{}, r)
 	if octx := r.obs.OperationStart(ctx, &r.op); octx != nil {
 		ctx = octx

@@ -86,6 +86,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (_ *Leadership, e
 		lead := &Leadership{e: e, lock: l, h: h, value: value, term: l.Token()}
 		ok, err := e.announce(ctx, lead)
 		if err == nil && ok {
+			lead.report()
 			return lead, nil
 		}
 		// Not announced: give the lock back (nothing else was written).

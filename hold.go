@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ type hold struct {
 	done      chan struct{}
 	once      sync.Once
 	err       error // why the hold ended; written once before done closes
+	// onEnd, when set, is called once the hold has ended (done closed),
+	// with its cause: an Election's report of a leadership's end.
+	onEnd atomic.Pointer[func(error)]
 
 	// Owned by the Lock's mutex.
 	watched  bool        // kept alive by the watchdog
@@ -63,7 +67,22 @@ func (h *hold) end(err error) bool {
 		close(h.done)
 		ended = true
 	})
+	if ended {
+		if f := h.onEnd.Load(); f != nil {
+			(*f)(err)
+		}
+	}
 	return ended
+}
+
+// whenEnded makes f be called once h has ended, with its cause: at once
+// when it has already. f may be called twice when h ends meanwhile; it
+// must tolerate that.
+func (h *hold) whenEnded(f func(error)) {
+	h.onEnd.Store(&f)
+	if ended, err := h.ended(); ended {
+		f(err)
+	}
 }
 
 // epoch is the origin of hold.taken (a Duration keeps the hold small).

@@ -65,7 +65,7 @@ func (r *IdempotencyRecord) Name() string { return r.name }
 // ErrWrongType, ErrClientClosed, ErrUnexpectedReply, or a Redis error.
 func (r *IdempotencyRecord) Begin(ctx context.Context, fingerprint string, lease, wait time.Duration) (res IdempotencyResult, err error) {
 	ctx, rec, err := r.open(ctx, opIdemBegin)
-	defer func() { rec.end(err, OutcomeOK) }()
+	defer func() { rec.end(err, res.State.outcome()) }()
 	if err == nil && lease < time.Millisecond {
 		err = invalidOption(ErrInvalidIdempotency, "lease", lease, "at least 1ms")
 	}

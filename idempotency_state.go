@@ -15,3 +15,18 @@ const (
 	// IdempotencyMismatch means the key was used with another fingerprint.
 	IdempotencyMismatch
 )
+
+// outcome is Begin's Outcome for the decision, so that an Observer tells
+// them apart: a run is acquired, a replay ok, a mismatch (the caller's
+// 422) denied, busy (the wait for another run ran out) timed out.
+func (s IdempotencyState) outcome() Outcome {
+	switch s {
+	case IdempotencyRun:
+		return OutcomeAcquired
+	case IdempotencyMismatch:
+		return OutcomeDenied
+	case IdempotencyBusy:
+		return OutcomeTimedOut
+	}
+	return OutcomeOK
+}

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -18,6 +19,21 @@ type Leadership struct {
 	term     int64
 	since    time.Time // the server's clock when the record was written
 	resigned atomic.Bool
+	reported sync.Once // the end's event
+}
+
+// report emits the leadership's start, and arranges for its end to be
+// emitted once, whatever ends it (Resign, the lease's loss, Close).
+func (l *Leadership) report() {
+	em := l.e.c.emit
+	_, owner := l.h.what()
+	em.emit(Event{Type: EventLeaderElected, Kind: l.e.kind, Name: l.e.name, Owner: owner, Count: int(l.term)})
+	l.h.whenEnded(func(err error) {
+		l.reported.Do(func() {
+			em.emit(Event{Type: EventLeadershipEnded, Kind: l.e.kind, Name: l.e.name, Owner: owner, Count: int(l.term),
+				Err: l.cause(err)})
+		})
+	})
 }
 
 // Term returns the leadership's term: the fencing token of its lock

@@ -41,6 +41,7 @@ type Operation struct {
 	Name  string    // the object's name as the caller gave it
 	Op    string    // the operation: "lock.acquire", "lock.release", "ratelimit.allow", ...
 	Start time.Time // when the call began
+	Group string    // the caller's mark (WithOperationGroup), "" without one
 
 	Duration   time.Duration // from Start to return
 	Wait       time.Duration // of Duration, the time spent blocked waiting for another holder
@@ -98,11 +99,17 @@ const (
 	EventNoEvictRefused   // the server has CLIENT NO-EVICT but refused it on a pub/sub connection (an ACL); reported once per client, the connections work unmarked (Err)
 	EventJobFetchFailed   // a ReliableQueue worker's fetch of jobs failed; it retries after a back-off (Kind, Name, Owner: the consumer, Err)
 	EventJobSettleFailed  // a ReliableQueue job's ack, retry or dead-lettering failed; the job is delivered again once its lease ends (Kind, Name, Owner: the consumer, Err)
+
+	EventJobUndecodable     // a ReliableQueue job had no payload or its payload did not decode: it goes to the dead letters, with Err's text as its reason (Kind, Name, Owner: the consumer, Err matching ErrCodec)
+	EventMessageUndecodable // a ReliableTopic message had no field m or did not decode: it was acknowledged and not handed to the subscriber (Kind, Name, Owner: the subscriber id, Err matching ErrCodec)
+	EventLeaderElected      // this client's candidate took office in an Election (Kind, Name, Owner: the lock owner, Count: the term)
+	EventLeadershipEnded    // a leadership of this client ended: resigned, lease lost or client closed (Kind, Name, Owner, Count: the term, Err: ErrResigned, ErrLeadershipLost or ErrClientClosed)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
 	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up",
-	"delay_move_failed", "queue_unconfirmed", "evict_failed", "no_evict_refused", "job_fetch_failed", "job_settle_failed"}
+	"delay_move_failed", "queue_unconfirmed", "evict_failed", "no_evict_refused", "job_fetch_failed", "job_settle_failed",
+	"job_undecodable", "message_undecodable", "leader_elected", "leadership_ended"}
 
 // String returns the event's name as metrics and logs label it, such as
 // "lease_lost".
@@ -146,6 +153,19 @@ type Stats struct {
 
 // opKey is the context key of the record of the operation in progress.
 type opKey struct{}
+
+// groupKey is the context key of WithOperationGroup's mark.
+type groupKey struct{}
+
+// WithOperationGroup returns a copy of ctx marked with group: the
+// operations called under it report it in Operation.Group, so that an
+// Observer can count them by something bounded that is not the object's
+// name (httplimit.NewConcurrency marks its permit acquisitions with the
+// middleware's name: its semaphores are named per key). An empty group
+// removes the mark. It costs nothing without an Observer.
+func WithOperationGroup(ctx context.Context, group string) context.Context {
+	return context.WithValue(ctx, groupKey{}, group)
+}
 
 // opRecord is one observed operation: what OperationEnd will be given, and
 // the counts the layers below add to it while it runs (they find it in the
@@ -296,6 +316,11 @@ var eventSpecs = [...]eventSpec{
 	EventNoEvictRefused:   {slog.LevelWarn, "redisson: CLIENT NO-EVICT refused on pub/sub connections", fErr},
 	EventJobFetchFailed:   {slog.LevelWarn, "redisson: job fetch failed", fKind | fName | fOwner | fErr},
 	EventJobSettleFailed:  {slog.LevelWarn, "redisson: job settle failed", fKind | fName | fOwner | fErr},
+
+	EventJobUndecodable:     {slog.LevelWarn, "redisson: job does not decode, dead-lettered", fKind | fName | fOwner | fErr},
+	EventMessageUndecodable: {slog.LevelWarn, "redisson: reliable topic message does not decode, skipped", fKind | fName | fOwner | fErr},
+	EventLeaderElected:      {slog.LevelDebug, "redisson: leader elected", fKind | fName | fOwner | fCount},
+	EventLeadershipEnded:    {slog.LevelDebug, "redisson: leadership ended", fKind | fName | fOwner | fCount | fErr},
 }
 
 // emit reports e (Time is set here).

@@ -188,7 +188,9 @@ const (
 
 	opRQEnqueue     = "reliable_queue.enqueue"
 	opRQAck         = "reliable_queue.ack"         // a handler returned nil; Outcome Denied: the lease was lost
+	opRQRun         = "reliable_queue.run"         // a handler's run of a job (Duration: the handler's; its calls on the client count in RoundTrips)
 	opRQRetry       = "reliable_queue.retry"       // a handler failed: the job is due again after its back-off
+	opRQGiveBack    = "reliable_queue.give_back"   // a job received but not run (or cut off by the shutdown) given back at once
 	opRQDeadLetter  = "reliable_queue.dead_letter" // a job failed MaxDeliveries times or did not decode
 	opRQStats       = "reliable_queue.stats"
 	opRQDeadLetters = "reliable_queue.dead_letters" // DeadLetters

@@ -449,7 +449,7 @@ func init() {
 		opZSetAdd, opZSetAddScore, opZSetScore, opZSetRank, opZSetRemove, opZSetSize, opZSetCount,
 		opZSetRemoveRange, opZSetPoll, opZSetRange, opZSetDelete, opZSetScan,
 		opDelayOffer, opDelaySize, opDelayContains, opDelayRemove, opDelayReadAll, opDelayDelete,
-		opRQEnqueue, opRQAck, opRQRetry, opRQDeadLetter, opRQStats, opRQDeadLetters, opRQRequeue, opRQPurge} {
+		opRQEnqueue, opRQRun, opRQAck, opRQRetry, opRQGiveBack, opRQDeadLetter, opRQStats, opRQDeadLetters, opRQRequeue, opRQPurge} {
 		opNames[n] = true
 	}
 }

@@ -233,10 +233,16 @@ type ReliableQueueStats struct {
 	InFlight int64 // delivered and not yet settled (pending in the group)
 	Delayed  int64 // waiting for their due time (delayed or retrying)
 	Dead     int64 // in the dead letters
+	// OldestReady is the queue's lag: how long the oldest job not yet
+	// delivered has been in the stream (since it was enqueued, or became
+	// due after its delay or back-off), on the server's clock; 0 when no
+	// job is ready.
+	OldestReady time.Duration
 }
 
 // Stats returns the counts of the queue's jobs, read in one pipeline (not
-// atomically: a job moving meanwhile may be counted twice or not at all).
+// atomically: a job moving meanwhile may be counted twice or not at all),
+// and, when jobs are ready, the age of the oldest (one more round trip).
 // It returns ErrWrongType when a key holds another type; ErrEmptyName,
 // ErrInvalidName, ErrClientClosed, or a Redis error otherwise.
 func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err error) {
@@ -251,6 +257,9 @@ func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err
 	pend := p.XPending(ctx, q.name, rqGroup)
 	zc := p.ZCard(ctx, q.delayed)
 	dead := p.XLen(ctx, q.dead)
+	groups := p.XInfoGroups(ctx, q.name)
+	groups.SetFirstKeyPos(2) // XINFO GROUPS key: go-redis would route by "groups" on Cluster
+	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
 	for _, c := range []redis.Cmder{xlen, zc, dead} {
 		if err := c.Err(); err != nil {
@@ -266,7 +275,43 @@ func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err
 	st.Ready = max(xlen.Val()-st.InFlight, 0)
 	st.Delayed = zc.Val()
 	st.Dead = dead.Val()
+	if st.Ready > 0 {
+		age, err := q.oldestReady(ctx, groups, now)
+		if err != nil {
+			return ReliableQueueStats{}, q.wrap(err)
+		}
+		st.OldestReady = age
+	}
 	return st, nil
+}
+
+// oldestReady returns the age of the first entry after the group's last
+// delivered one (the first of the stream when there is no group yet), by
+// its id's milliseconds against the server's time.
+func (q *ReliableQueue[T]) oldestReady(ctx context.Context, groups *redis.XInfoGroupsCmd, now *redis.TimeCmd) (time.Duration, error) {
+	if err := now.Err(); err != nil {
+		return 0, err
+	}
+	start := "-"
+	if groups.Err() == nil {
+		for _, g := range groups.Val() {
+			if g.Name == rqGroup {
+				start = "(" + g.LastDeliveredID
+			}
+		}
+	}
+	q.c.trip(ctx, 1)
+	msgs, err := q.c.rdb.XRangeN(ctx, q.name, start, "+", 1).Result()
+	if err != nil || len(msgs) == 0 {
+		return 0, err
+	}
+	return entryAge(msgs[0].ID, now.Val()), nil
+}
+
+// entryAge is how long before now the stream entry id was added.
+func entryAge(id string, now time.Time) time.Duration {
+	ms, _, _ := strings.Cut(id, "-")
+	return max(now.Sub(time.UnixMilli(parseMs(ms))), 0)
 }
 
 // isNoGroup reports whether err is Redis's NOGROUP (no worker or

@@ -446,7 +446,7 @@ func TestReliableQueueShutdownGivesJobsBack(t *testing.T) {
 	if c := <-causes; !errors.Is(c, ErrWorkerStopped) {
 		t.Fatalf("handler's cause = %v, want ErrWorkerStopped", c)
 	}
-	if st := mustStats(t, f.q); st != (ReliableQueueStats{Ready: 3}) {
+	if st := mustStats(t, f.q); st.Ready != 3 || st.InFlight != 0 || st.Delayed != 0 || st.Dead != 0 {
 		t.Fatalf("stats %+v after shutdown, want 3 ready", st)
 	}
 	got := make(chan int, 3)

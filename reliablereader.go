@@ -95,15 +95,13 @@ func (r *reliableReader[T]) handle(ctx context.Context, msgs []redis.XMessage) [
 		}
 		raw, ok := m.Values["m"].(string)
 		if !ok {
-			r.s.decodeErr.Add(1)
-			r.report(r.t.errorf("%w: entry %s has no field m", ErrCodec, m.ID))
+			r.undecodable(r.t.errorf("%w: entry %s has no field m", ErrCodec, m.ID))
 			ids = append(ids, m.ID)
 			continue
 		}
 		v, err := decodeValue[T](r.t.codec, r.t.object, []byte(raw))
 		if err != nil {
-			r.s.decodeErr.Add(1)
-			r.report(err)
+			r.undecodable(err)
 			ids = append(ids, m.ID)
 			continue
 		}
@@ -114,6 +112,15 @@ func (r *reliableReader[T]) handle(ctx context.Context, msgs []redis.XMessage) [
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// undecodable reports a message that is skipped because it does not
+// decode: counted (DecodeErrors), given to the subscriber's error callback
+// and reported as an event, so that nothing is dropped silently.
+func (r *reliableReader[T]) undecodable(err error) {
+	r.s.decodeErr.Add(1)
+	r.report(err)
+	r.t.c.emit.emit(Event{Type: EventMessageUndecodable, Kind: r.t.kind, Name: r.t.name, Owner: r.s.id, Err: err})
 }
 
 // reregister subscribes again under the same id after the subscriber lost

@@ -78,6 +78,7 @@ func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time
 		w.jobs <- j // never blocks: the caller holds a slot for it
 		return true
 	}
+	w.q.c.emit.emit(Event{Type: EventJobUndecodable, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: bad})
 	ctx, rec := w.q.begin(w.base, opRQDeadLetter)
 	_, err := w.settleCall(ctx, j, "dead", 0, bad.Error(), deadline)
 	rec.end(err, OutcomeOK)
@@ -98,9 +99,12 @@ func (w *rqWorker[T]) handle() {
 }
 
 // run runs the handler for j, its context ended when j's lease is lost,
-// and settles j.
+// and settles j. The run is an operation (reliable_queue.run) whose context
+// the handler's derives from, so that an Observer's span of it is the
+// parent of the handler's own.
 func (w *rqWorker[T]) run(j *Job[T]) {
-	ctx, cancel := context.WithCancelCause(w.base)
+	rctx, rec := w.q.begin(w.base, opRQRun)
+	ctx, cancel := context.WithCancelCause(rctx)
 	finished := make(chan struct{})
 	go func() {
 		select {
@@ -113,6 +117,7 @@ func (w *rqWorker[T]) run(j *Job[T]) {
 	close(finished)
 	cause := context.Cause(ctx)
 	cancel(nil)
+	rec.end(err, OutcomeOK)
 	w.settle(j, err, cause)
 }
 
@@ -170,7 +175,7 @@ func (w *rqWorker[T]) giveBack(j *Job[T]) {
 		return
 	}
 	j.Attempt--
-	ctx, rec := w.q.begin(w.base, opRQRetry)
+	ctx, rec := w.q.begin(w.base, opRQGiveBack)
 	_, err := w.settleCall(ctx, j, "retry", 0, "", deadline)
 	rec.end(err, OutcomeOK)
 }

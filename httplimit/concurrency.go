@@ -134,10 +134,16 @@ func (m *concurrency) acquire(r *http.Request) (*redisson.PermitExpirableSemapho
 	// first try that does not wait, then the set-up, then the wait.
 	_, known := m.setKeys.Load(sem.Name())
 	wait := m.o.Wait
+	// The decisive acquisitions carry the middleware's name as their
+	// operation group, so that an Observer counts rejections by it; the
+	// first try on a key not known here is not one (it may have no permits
+	// set up yet).
+	decisive := redisson.WithOperationGroup(ctx, m.name)
+	tctx := decisive
 	if !known {
-		wait = 0
+		wait, tctx = 0, ctx
 	}
-	id, ok, err := sem.TryAcquire(ctx, wait, m.o.Lease)
+	id, ok, err := sem.TryAcquire(tctx, wait, m.o.Lease)
 	if err != nil || ok || known {
 		return sem, id, ok, m.timedOut(r, ctx, err)
 	}
@@ -146,7 +152,7 @@ func (m *concurrency) acquire(r *http.Request) (*redisson.PermitExpirableSemapho
 		return sem, "", false, m.timedOut(r, ctx, err)
 	}
 	m.remember(sem.Name())
-	id, ok, err = sem.TryAcquire(ctx, m.o.Wait, m.o.Lease)
+	id, ok, err = sem.TryAcquire(decisive, m.o.Wait, m.o.Lease)
 	return sem, id, ok, m.timedOut(r, ctx, err)
 }
 

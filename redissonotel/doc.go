@@ -18,7 +18,11 @@
 // counted, and the client's Logger (redisson.Options.Logger) logs them.
 //
 // Metric attributes are bounded: the object kind, the operation, the
-// outcome, the event type, the script name; never an object's name. Span
+// outcome, the event type, the script name; never a lock's or a key's name.
+// The work layer's and the recipes' series (RegisterReliableQueue and
+// work.go's metrics) carry the name of their queue, topic or election, of
+// which a program has a handful, under the NameMode; idempotency and
+// concurrency-limit series only the middleware's name. Span
 // attributes carry the object's name as given (NameKeep, the default), a
 // hash of it (NameHash) or nothing (NameDrop).
 //

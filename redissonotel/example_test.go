@@ -66,3 +66,50 @@ func ExampleNewObserver() {
 	// checkout child of checkout: false
 	// redisson.lock.hold.duration s 1
 }
+
+// The work layer's series: every Observer counts a queue's jobs by state;
+// the queue's gauges (ready, pending, delayed, dead, lag) need the queue
+// registered, once per process.
+func ExampleObserver_RegisterReliableQueue() {
+	mr, err := redissontest.StartEmbedded()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	ctx := context.Background()
+	defer mp.Shutdown(ctx)
+
+	obs := redissonotel.NewObserver(redissonotel.WithMeterProvider(mp))
+	client, err := redisson.New(rdb, &redisson.Options{Observer: obs, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	emails := redisson.GetReliableQueue[string](client, "emails")
+	defer obs.RegisterReliableQueue(emails)()
+
+	if _, _, err := emails.Enqueue(ctx, "welcome alice@example.com"); err != nil {
+		panic(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		panic(err)
+	}
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		switch m.Name {
+		case redissonotel.MetricQueueJobs:
+			p := m.Data.(metricdata.Sum[int64]).DataPoints[0]
+			state, _ := p.Attributes.Value(redissonotel.AttrJobState)
+			fmt.Println(m.Name, state.AsString(), p.Value)
+		case redissonotel.MetricQueueReady:
+			fmt.Println(m.Name, m.Data.(metricdata.Gauge[int64]).DataPoints[0].Value)
+		}
+	}
+	// Output:
+	// redisson.queue.jobs enqueued 1
+	// redisson.queue.ready 1
+}

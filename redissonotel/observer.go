@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -64,7 +65,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithNames sets what spans record of object names. Default NameKeep.
-// Metrics never carry names, whatever the mode.
+// Metrics carry no lock's or key's name, whatever the mode; the work
+// layer's series carry their queue's, topic's or election's name under the
+// same mode (NameDrop leaves it out).
 func WithNames(mode NameMode) Option {
 	return func(c *config) { c.names = mode }
 }
@@ -77,6 +80,8 @@ type Observer struct {
 	names  NameMode
 	m      *instruments
 	stats  *statsSources
+	work   *work
+	queues *queueSources
 }
 
 var _ redisson.Observer = (*Observer)(nil)
@@ -99,8 +104,12 @@ func NewObserver(opts ...Option) *Observer {
 		tracer: cfg.tp.Tracer(ScopeName),
 		names:  cfg.names,
 		stats:  &statsSources{},
+		queues: &queueSources{},
 	}
-	o.m = newInstruments(cfg.mp.Meter(ScopeName), o.stats)
+	meter := cfg.mp.Meter(ScopeName)
+	o.m = newInstruments(meter, o.stats)
+	o.work = newWork(o, meter)
+	o.queues.register(o, meter, noop.NewMeterProvider().Meter(ScopeName))
 	return o
 }
 
@@ -110,6 +119,7 @@ type spanKey struct{}
 // and returns a context carrying it. The span's attributes are all set when
 // it ends, in one call (samplers see only its name and kind).
 func (o *Observer) OperationStart(ctx context.Context, op *redisson.Operation) context.Context {
+	o.work.start(ctx, op)
 	ctx, span := o.tracer.Start(ctx, op.Op, internalSpan)
 	return context.WithValue(ctx, spanKey{}, span)
 }
@@ -123,6 +133,7 @@ var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
 // records the operation's metrics.
 func (o *Observer) OperationEnd(ctx context.Context, op *redisson.Operation) {
 	o.m.operation(ctx, op)
+	o.work.operation(ctx, op)
 	span, ok := ctx.Value(spanKey{}).(trace.Span)
 	if !ok {
 		return // not a context of OperationStart: nothing to end
@@ -162,6 +173,7 @@ func (o *Observer) OperationEnd(ctx context.Context, op *redisson.Operation) {
 // the event is added to that span.
 func (o *Observer) Event(ctx context.Context, e *redisson.Event) {
 	o.m.event(ctx, e)
+	o.work.event(ctx, e)
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		attrs := []attribute.KeyValue{AttrEvent.String(e.Type.String())}
 		if e.Kind != "" {

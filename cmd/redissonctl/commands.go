@@ -77,8 +77,15 @@ func (a *app) inspectElection(ctx context.Context, name string) error {
 
 // inspect prints one object; a lock not held is exit 3 after its output.
 func (a *app) inspect(ctx context.Context, kind, name string) error {
-	if kind == "election" {
+	switch kind {
+	case "election":
 		return a.inspectElection(ctx, name)
+	case "reliablequeue":
+		return a.inspectReliableQueue(ctx, name)
+	case "deadletters":
+		return a.deadLetters(ctx, name)
+	case "reliabletopic":
+		return a.inspectReliableTopic(ctx, name)
 	}
 	if lockKinds[kind] {
 		info, err := a.inspectLock(ctx, kind, name)

@@ -48,8 +48,10 @@ func parse(args []string, stdout io.Writer) (config, []string, error) {
 	fs.Int64Var(&cfg.limit, "limit", 0, "inspect limiter: the limiter's limit (fixed window) or rate (GCRA), to show the permits remaining")
 	fs.DurationVar(&cfg.window, "window", 0, "inspect limiter: the limiter's window (fixed window) or period (GCRA)")
 	fs.Int64Var(&cfg.burst, "burst", 0, "inspect limiter: a GCRA limiter's burst (default -limit)")
-	fs.IntVar(&cfg.page, "page", 20, "map entries to show (inspect map)")
-	fs.BoolVar(&cfg.yes, "yes", false, "force-unlock and reset without asking")
+	fs.IntVar(&cfg.page, "page", 20, "map entries (inspect map) and dead letters (inspect deadletters) to show")
+	fs.DurationVar(&cfg.lease, "lease", 30*time.Second, "inspect reliablequeue: the workers' WorkerOptions.Lease, to show each job's lease left")
+	fs.StringVar(&cfg.scope, "scope", "", "inspect idempotency: the scope the middleware's Scope gave the request (default none)")
+	fs.BoolVar(&cfg.yes, "yes", false, "force-unlock, reset, requeue and purge without asking")
 	fs.DurationVar(&cfg.interval, "interval", time.Second, "refresh interval of watch")
 	fs.IntVar(&cfg.count, "count", 0, "watch: stop after this many refreshes (0: until interrupted)")
 	fs.SetOutput(io.Discard) // errors are ours to print, in one line
@@ -86,6 +88,8 @@ func parse(args []string, stdout io.Writer) (config, []string, error) {
 		return cfg, nil, usagef("-interval must be positive")
 	case cfg.count < 0:
 		return cfg, nil, usagef("-count must not be negative")
+	case cfg.lease <= 0:
+		return cfg, nil, usagef("-lease must be positive")
 	case cfg.page < 1:
 		return cfg, nil, usagef("-page must be at least 1")
 	case cfg.cluster != "" && cfg.sentinel != "":

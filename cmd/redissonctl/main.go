@@ -3,14 +3,19 @@
 // who waits (a fair lock's queue one by one; for a plain lock the waiting
 // clients its channel's PUBSUB NUMSUB counts); semaphores, latches, rate
 // limiters, a keyed limiter's identities, buckets, maps and queues (values
-// as JSON); the keys of every object; and, when a holder is stuck,
-// force-unlocks a lock, or gives a keyed limiter's identity a full
-// allowance back.
+// as JSON); reliable queues (lag, workers, jobs in flight and their lease)
+// and their dead letters, reliable topics (each subscriber's lag), an
+// idempotency key's record; the keys of every object; and, when a holder is
+// stuck, force-unlocks a lock, gives a keyed limiter's identity a full
+// allowance back, requeues or purges dead letters.
 //
 // Usage:
 //
-//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election NAME
+//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election|reliablequeue|deadletters|reliabletopic NAME
 //	redissonctl [flags] inspect limiter NAME KEY
+//	redissonctl [flags] inspect idempotency NAME KEY
+//	redissonctl [flags] requeue deadletters NAME [ID]
+//	redissonctl [flags] purge deadletters NAME
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
 //	redissonctl [flags] reset limiter NAME KEY
@@ -22,7 +27,7 @@
 // the host (-h alone still prints it). Flags may come before or after the
 // command. Exit codes: 0 ok, 1 error talking to Redis, 2 bad usage (also a
 // key holding another kind of object), 3 not found or not held, 4
-// force-unlock or reset refused. docs/redissonctl.md is the full manual.
+// force-unlock, reset, requeue or purge refused. docs/redissonctl.md is the full manual.
 package main
 
 import (
@@ -46,7 +51,7 @@ const (
 	exitRedis    = 1 // Redis unreachable, refused a command, or another runtime error
 	exitUsage    = 2 // bad usage: unknown command or kind, missing name, bad flag, key of another type, value -codec cannot decode
 	exitNotFound = 3 // the object does not exist, the lock is not held, or the election has no leader
-	exitRefused  = 4 // force-unlock or reset not confirmed
+	exitRefused  = 4 // force-unlock, reset, requeue or purge not confirmed
 )
 
 const usageText = `usage: redissonctl [flags] COMMAND ...
@@ -54,8 +59,11 @@ const usageText = `usage: redissonctl [flags] COMMAND ...
 Commands:
   inspect KIND NAME   one object's state; KIND is lock, fairlock, rwlock,
                       semaphore, permits (permit-expirable semaphore), latch,
-                      ratelimiter, bucket, map, mapcache, queue or election
-                      (its leader, term and lock)
+                      ratelimiter, bucket, map, mapcache, queue, election
+                      (its leader, term and lock), reliablequeue (counts, lag,
+                      workers, jobs in flight with the lease left of -lease),
+                      deadletters (a reliable queue's first -page dead
+                      letters) or reliabletopic (subscribers, lag, pending)
   list [PATTERN]      the keys of every object (SCAN MATCH PATTERN, default *)
                       on every master, with their kind and TTL
   force-unlock KIND NAME
@@ -70,6 +78,15 @@ Commands:
                       give identity KEY a full allowance back (the limiter's
                       Reset); asks for confirmation unless -yes
   watch KIND NAME     redraw a lock's holder, lease and queue every -interval
+  inspect idempotency NAME KEY
+                      the record of Idempotency-Key KEY in the middleware
+                      httplimit.NewIdempotency(c, NAME, ...), under -scope
+  requeue deadletters NAME [ID]
+                      put dead letter ID (or all) back in reliable queue NAME
+                      as due now; asks for confirmation unless -yes
+  purge deadletters NAME
+                      delete reliable queue NAME's dead letters; asks for
+                      confirmation unless -yes
 
 Connection flags follow redis-cli's: -h HOST, -p PORT, -a PASSWORD, -n DB,
 -u redis[s]://[[user]:password@]host[:port][/db] (the URI overrides -h, -p,
@@ -81,7 +98,7 @@ Exit codes:
   2  bad usage (unknown command or kind, missing name, bad flag, a key
      holding another kind of object, or a value -codec cannot decode)
   3  not found (no such object), not held (a free lock) or no leader
-  4  force-unlock or reset refused (not confirmed)
+  4  force-unlock, reset, requeue or purge refused (not confirmed)
 
 Flags (before or after the command):
 `
@@ -95,7 +112,8 @@ type config struct {
 	tlsCA, tlsCert, tlsKey          string
 	json, yes, raw                  bool
 	limit, burst                    int64
-	window                          time.Duration
+	window, lease                   time.Duration
+	scope                           string
 	timeout, interval               time.Duration
 	count, page                     int
 	codec                           string
@@ -160,12 +178,12 @@ var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 // inspectKinds are the kinds inspect accepts.
 var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true, "semaphore": true,
 	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true,
-	"mapcache": true, "queue": true, "election": true}
+	"mapcache": true, "queue": true, "election": true, "reliablequeue": true, "deadletters": true, "reliabletopic": true}
 
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(words) == 0 {
-		return usagef("no command (inspect, list, force-unlock, reset, watch; --help for help)")
+		return usagef("no command (inspect, list, force-unlock, reset, watch, requeue, purge; --help for help)")
 	}
 	cmd, rest := words[0], words[1:]
 	kinds := lockKinds
@@ -174,13 +192,26 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 		if len(rest) > 1 {
 			return usagef("list takes at most one PATTERN")
 		}
+	case "requeue", "purge":
+		most := 2
+		if cmd == "requeue" {
+			most = 3
+		}
+		switch {
+		case len(rest) == 0 || rest[0] != "deadletters":
+			return usagef("%s: unknown kind %q (deadletters)", cmd, strings.Join(rest[:min(len(rest), 1)], ""))
+		case len(rest) == 1 || rest[1] == "":
+			return usagef("%s deadletters: missing NAME", cmd)
+		case len(rest) > most:
+			return usagef("%s deadletters: too many words", cmd)
+		}
 	case "inspect", "reset":
-		if len(rest) > 0 && rest[0] == "limiter" {
+		if len(rest) > 0 && (rest[0] == "limiter" || rest[0] == "idempotency" && cmd == "inspect") {
 			switch {
 			case len(rest) != 3:
-				return usagef("%s limiter: want NAME KEY", cmd)
+				return usagef("%s %s: want NAME KEY", cmd, rest[0])
 			case rest[1] == "" || rest[2] == "":
-				return usagef("%s limiter: empty NAME or KEY", cmd)
+				return usagef("%s %s: empty NAME or KEY", cmd, rest[0])
 			}
 			break
 		}
@@ -203,7 +234,7 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 			return usagef("%s %s: empty NAME", cmd, rest[0])
 		}
 	default:
-		return usagef("unknown command %q (inspect, list, force-unlock, reset, watch)", cmd)
+		return usagef("unknown command %q (inspect, list, force-unlock, reset, watch, requeue, purge)", cmd)
 	}
 	rdb, err := connect(cfg)
 	if err != nil {
@@ -229,10 +260,21 @@ func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Wri
 		}
 		return a.list(ctx, pattern)
 	case "inspect":
-		if rest[0] == "limiter" {
+		switch rest[0] {
+		case "limiter":
 			return a.inspectLimiter(ctx, rest[1], rest[2])
+		case "idempotency":
+			return a.inspectIdempotency(ctx, rest[1], rest[2])
 		}
 		return a.inspect(ctx, rest[0], rest[1])
+	case "requeue":
+		id := ""
+		if len(rest) == 3 {
+			id = rest[2]
+		}
+		return a.requeue(ctx, rest[1], id)
+	case "purge":
+		return a.purge(ctx, rest[1])
 	case "reset":
 		return a.resetLimiter(ctx, rest[1], rest[2])
 	case "force-unlock":
@@ -259,7 +301,8 @@ func ping(ctx context.Context, cfg config, rdb redis.UniversalClient) error {
 }
 
 func kindList(kinds map[string]bool) string {
-	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election"}
+	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election",
+		"reliablequeue", "deadletters", "reliabletopic"}
 	var out []string
 	for _, k := range order {
 		if kinds[k] {

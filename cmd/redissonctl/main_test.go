@@ -103,7 +103,7 @@ func TestCommand(t *testing.T) {
 		r := c.run(t, "", "-h")
 		r.want(t, exitOK, "-h")
 		for _, s := range []string{"inspect KIND NAME", "list [PATTERN]", "force-unlock", "watch", "-tls-ca", "REDISCLI_AUTH",
-			"0  ok", "1  error talking to Redis", "2  bad usage", "3  not found", "4  force-unlock or reset refused", "--help"} {
+			"0  ok", "1  error talking to Redis", "2  bad usage", "3  not found", "4  force-unlock, reset, requeue or purge refused", "--help"} {
 			if !strings.Contains(r.stdout, s) {
 				t.Errorf("-h does not mention %q:\n%s", s, r.stdout)
 			}
