@@ -168,6 +168,15 @@ var (
 	scriptMapCacheScan    = mustScript("mapcache_scan")
 	scriptMapCacheEvict   = mustScript("mapcache_evict")
 
+	// SetCache (setcache.go): Redisson's RSetCache. All join
+	// prelude_setcache.
+	scriptSetCacheAdd      = mustScript("setcache_add")
+	scriptSetCacheContains = mustScript("setcache_contains")
+	scriptSetCacheSize     = mustScript("setcache_size")
+	scriptSetCacheReadAll  = mustScript("setcache_read_all")
+	scriptSetCacheScan     = mustScript("setcache_scan")
+	scriptSetCacheEvict    = mustScript("setcache_evict")
+
 	// ReliableTopic (reliabletopic.go, reliablereader.go): Redisson's
 	// RReliableTopic, a stream with a consumer group per subscriber. All
 	// four join prelude_rtopic.
