@@ -177,6 +177,17 @@ var (
 	scriptSetCacheScan     = mustScript("setcache_scan")
 	scriptSetCacheEvict    = mustScript("setcache_evict")
 
+	// ListMultimap and SetMultimap (multimap.go, multimap_read.go):
+	// Redisson's RListMultimap and RSetMultimap. All join prelude_multimap.
+	scriptMultimapPut        = mustScript("multimap_put")
+	scriptMultimapRemove     = mustScript("multimap_remove")
+	scriptMultimapRemoveAll  = mustScript("multimap_remove_all")
+	scriptMultimapReplace    = mustScript("multimap_replace")
+	scriptMultimapFastRemove = mustScript("multimap_fast_remove")
+	scriptMultimapSize       = mustScript("multimap_size")
+	scriptMultimapEntries    = mustScript("multimap_entries")
+	scriptMultimapDelete     = mustScript("multimap_delete")
+
 	// ReliableTopic (reliabletopic.go, reliablereader.go): Redisson's
 	// RReliableTopic, a stream with a consumer group per subscriber. All
 	// four join prelude_rtopic.

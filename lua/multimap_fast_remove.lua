@@ -1,0 +1,16 @@
+-- multimap_fast_remove: remove keys with their values (Redisson's
+-- fastRemove).
+--
+-- KEYS[1]  the index hash (prelude_multimap)
+-- KEYS[2..] the keys' values, in the order of ARGV[2..]
+-- ARGV[1]  'list' or 'set'
+-- ARGV[2..] encoded keys
+--
+-- Returns how many of the keys were in the index. A hash of another type is
+-- a WRONGTYPE error before anything is written.
+--
+-- prelude: multimap
+redis.call('hlen', KEYS[1])
+local n = redis.call('hdel', KEYS[1], unpack(ARGV, 2))
+redis.call('del', unpack(KEYS, 2))
+return n
