@@ -389,3 +389,37 @@ func TestMultimapCluster(t *testing.T) {
 		t.Errorf("Put on a{b: got %v, want ErrInvalidName", err)
 	}
 }
+
+// TestMultimapListed: ListObjects names a multimap's values keys
+// KindMultimapValues of the multimap, and its index a map.
+func TestMultimapListed(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	base := uniqueName(t, rdb)
+	want := map[string]ObjectInfo{}
+	for kind, m := range bothMultimaps(c, base) {
+		t.Cleanup(func() { m.Delete(context.Background()) })
+		if _, err := m.Put(ctx, "k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		name := base + "." + kind
+		k, _ := MsgpackCodec{}.Marshal("k")
+		values := suffixName(name, multimapID(k))
+		want[name] = ObjectInfo{Key: name, Name: name, Kind: KindMap}
+		want[values] = ObjectInfo{Key: values, Name: name, Kind: KindMultimapValues}
+	}
+	it := c.ListObjects("*"+base+"*", 10)
+	got := map[string]ObjectInfo{}
+	for o := range it.All(ctx) {
+		got[o.Key] = o
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range want {
+		if g := got[k]; g.Name != w.Name || g.Kind != w.Kind {
+			t.Errorf("%s listed as %+v; want name %q, kind %s", k, g, w.Name, w.Kind)
+		}
+	}
+}
