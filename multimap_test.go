@@ -423,3 +423,34 @@ func TestMultimapListed(t *testing.T) {
 		}
 	}
 }
+
+// TestMultimapManyKeysAndValues: calls over more keys or values than Lua
+// unpacks at once (they go in chunks).
+func TestMultimapManyKeysAndValues(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	m := GetSetMultimap[int, int](c, multimapName(t, rdb))
+	vs := make([]int, 12000)
+	keys := make([]int, 12000)
+	for i := range vs {
+		vs[i], keys[i] = i, i
+	}
+	if n, err := m.PutAll(ctx, -1, vs...); err != nil || n != int64(len(vs)) {
+		t.Fatalf("PutAll of %d values = %d, %v", len(vs), n, err)
+	}
+	for i := 0; i < 10; i++ {
+		if _, err := m.Put(ctx, i, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := m.FastRemove(ctx, keys...); err != nil || n != 10 {
+		t.Errorf("FastRemove of %d keys = %d, %v; want 10", len(keys), n, err)
+	}
+	if n, err := m.Size(ctx); err != nil || n != int64(len(vs)) {
+		t.Errorf("Size = %d, %v; want %d", n, err, len(vs))
+	}
+	if ok, err := m.Delete(ctx); err != nil || !ok {
+		t.Errorf("Delete = %v, %v", ok, err)
+	}
+}

@@ -11,6 +11,10 @@
 --
 -- prelude: multimap
 redis.call('hlen', KEYS[1])
-local n = redis.call('hdel', KEYS[1], unpack(ARGV, 2))
-redis.call('del', unpack(KEYS, 2))
+local n = 0
+for i = 2, #ARGV, 5000 do
+    local j = math.min(i + 4999, #ARGV)
+    n = n + redis.call('hdel', KEYS[1], unpack(ARGV, i, j))
+    redis.call('del', unpack(KEYS, i, j))
+end
 return n
