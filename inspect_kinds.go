@@ -104,8 +104,25 @@ func suffixKind(key, typ string) (ObjectKind, bool) {
 		return KindIDAllocation, true
 	case suffix == "value" || strings.HasPrefix(suffix, "value:") || suffix == "permits" || strings.HasPrefix(suffix, "permits:"):
 		return KindRateLimiterState, true
+	case (typ == "list" || typ == "set") && isMultimapID(suffix):
+		return KindMultimapValues, true
 	}
 	return "", false
+}
+
+// isMultimapID reports whether s is a multimap id: 22 characters of
+// standard Base64 (multimapID).
+func isMultimapID(s string) bool {
+	if len(s) != 22 {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // clearCounterName returns the map name of a ClearLocalCache counter

@@ -122,6 +122,10 @@ const (
 	// release latches, call markers and the semaphore's queue. They
 	// expire on their own.
 	KindBookkeeping ObjectKind = "bookkeeping"
+	// KindMultimapValues is one key's values of a ListMultimap (a list) or
+	// SetMultimap (a set), {name}:<id>, the id 22 characters of Base64; the
+	// multimap's index hash at name lists as KindMap.
+	KindMultimapValues ObjectKind = "multimap-values"
 	// KindOther is a key of a type no object uses at a name of its own
 	// (a stream, for instance).
 	KindOther ObjectKind = "other"

@@ -125,6 +125,11 @@ var documentedKeys = []keyRow{
 	{"ReliableQueue", "redisson_rq_dead:{name}", "stream", permanent, false},
 	{"ReliableQueue", "redisson_rq_dedup:{name}:<dedup id>", "string", expiring, false},
 	{"ReliableQueue", "redisson_rq_call:{name}:<client uuid>:<n>", "string", janitored, false},
+	{"SetCache", "name", "zset", permanent, false},
+	{"ListMultimap", "name", "hash", permanent, false},
+	{"ListMultimap", "{name}:<multimap id>", "list", permanent, false},
+	{"SetMultimap", "name", "hash", permanent, false},
+	{"SetMultimap", "{name}:<multimap id>", "set", permanent, false},
 	// Topic, ShardedTopic: no keys. MultiLock, RedLock: their parts' (Lock).
 }
 
@@ -138,6 +143,7 @@ var keyPlaceholders = map[string]string{
 	"<key>":         `.+`,
 	"<request id>":  `[0-9a-f]{32}`,
 	"<dedup id>":    `[^:]+`,
+	"<multimap id>": `[A-Za-z0-9+/]{22}`,
 }
 
 // keyRegexp turns a doc pattern into an anchored regular expression for the
@@ -361,6 +367,12 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("Set.Add", err)
 	_, err = GetSortedSet[string](c, name("SortedSet")).Add(ctx, 1, "v")
 	must("SortedSet.Add", err)
+	_, err = GetSetCache[string](c, name("SetCache")).AddWithTTL(ctx, "v", time.Hour)
+	must("SetCache.AddWithTTL", err)
+	_, err = GetListMultimap[string, string](c, name("ListMultimap")).Put(ctx, "k", "v")
+	must("ListMultimap.Put", err)
+	_, err = GetSetMultimap[string, string](c, name("SetMultimap")).Put(ctx, "k", "v")
+	must("SetMultimap.Put", err)
 	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
 	defer lcm.Close()
 	_, _, err = lcm.Put(ctx, "k", 1)

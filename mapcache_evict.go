@@ -35,7 +35,8 @@ const mapCacheKind = "map cache"
 // (at most mapCacheEvictCalls per visit). Another client (Go or Java)
 // evicting the same map meanwhile is harmless: each entry is deleted, and
 // published as expired, by one script only. It also counts the listeners'
-// goroutines (OnCreated...), which close waits for.
+// goroutines (OnCreated...), which close waits for. The SetCaches this
+// client has used are visited by the same pass, with their own script.
 type mapCacheService struct {
 	scripts  *scripts
 	pubsub   *pubsubService
@@ -56,11 +57,14 @@ type mapCacheService struct {
 	biggest int           // the most entries one call deleted
 }
 
-// evictTarget is one map the pass visits.
+// evictTarget is one object the pass visits: a MapCache, or a SetCache
+// (whose script, kind and keys differ; the pass is the same).
 type evictTarget struct {
-	keys  []string
-	delay time.Duration
-	next  time.Time
+	kind   string  // in EventEvictFailed
+	script *script // one batch: ARGV publish command, batch; returns {deleted, more}
+	keys   []string
+	delay  time.Duration
+	next   time.Time
 }
 
 func newMapCacheService(s *scripts, p *pubsubService, em *emitter, interval time.Duration, batch int) *mapCacheService {
@@ -78,13 +82,20 @@ func newMapCacheService(s *scripts, p *pubsubService, em *emitter, interval time
 // add registers the map called name (keys in script order) for eviction,
 // starting the pass on first use.
 func (s *mapCacheService) add(name string, keys []string) {
+	s.addTarget(mapCacheKind, scriptMapCacheEvict, name, keys)
+}
+
+// addTarget registers the object of kind called name for eviction by
+// script (keys in script order), starting the pass on first use.
+func (s *mapCacheService) addTarget(kind string, sc *script, name string, keys []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.loop.start(s.run) {
 		return
 	}
-	if _, ok := s.maps[name]; !ok {
-		s.maps[name] = &evictTarget{keys: keys, delay: s.interval}
+	id := kind + "\x00" + name
+	if _, ok := s.maps[id]; !ok {
+		s.maps[id] = &evictTarget{kind: kind, script: sc, keys: keys, delay: s.interval}
 	}
 }
 
@@ -125,7 +136,7 @@ func (s *mapCacheService) pass(ctx context.Context) {
 	}
 	pub := s.pubsub.publishArgBackground()
 	for _, m := range due {
-		n := s.evict(ctx, m.keys, pub)
+		n := s.evict(ctx, m, pub)
 		s.mu.Lock()
 		if n > 0 {
 			m.delay = s.interval
@@ -140,13 +151,14 @@ func (s *mapCacheService) pass(ctx context.Context) {
 	}
 }
 
-// evict deletes one map's expired entries, batch by batch, and returns how
-// many it deleted. A failed call is an EventEvictFailed.
-func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int64 {
+// evict deletes one object's expired entries, batch by batch, and returns
+// how many it deleted. A failed call is an EventEvictFailed.
+func (s *mapCacheService) evict(ctx context.Context, m *evictTarget, pub any) int64 {
 	var total int64
+	keys := m.keys
 	for range mapCacheEvictCalls {
 		start := time.Now()
-		r, err := s.scripts.run(ctx, scriptMapCacheEvict, keys, pub, s.batch).Int64Slice()
+		r, err := s.scripts.run(ctx, m.script, keys, pub, s.batch).Int64Slice()
 		took := time.Since(start)
 		if err == nil && len(r) != 2 {
 			err = ErrUnexpectedReply
@@ -155,8 +167,8 @@ func (s *mapCacheService) evict(ctx context.Context, keys []string, pub any) int
 			// A failed call is tried again on the next visit; it is
 			// reported unless close cancelled it.
 			if ctx.Err() == nil {
-				s.emit.emit(Event{Type: EventEvictFailed, Kind: mapCacheKind, Name: keys[0],
-					Err: objectErr(mapCacheKind, keys[0], err)})
+				s.emit.emit(Event{Type: EventEvictFailed, Kind: m.kind, Name: keys[0],
+					Err: objectErr(m.kind, keys[0], err)})
 			}
 			return total
 		}

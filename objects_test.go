@@ -184,6 +184,21 @@ func objectRows() []objectRow {
 		row("SortedSet", func(c *Client, name string) *SortedSet[string] { return GetSortedSet[string](c, name) },
 			func(ctx context.Context, z *SortedSet[string]) error { return second(z.Add(ctx, 1, "v")) },
 			hashAt(itself)),
+		row("SetCache", func(c *Client, name string) *SetCache[string] { return GetSetCache[string](c, name) },
+			func(ctx context.Context, s *SetCache[string]) error {
+				return second(s.AddWithTTL(ctx, "v", time.Minute))
+			},
+			hashAt(itself)),
+		row("ListMultimap", func(c *Client, name string) *ListMultimap[string, string] {
+			return GetListMultimap[string, string](c, name)
+		},
+			func(ctx context.Context, m *ListMultimap[string, string]) error { return second(m.Put(ctx, "k", "v")) },
+			stringAt(itself)),
+		row("SetMultimap", func(c *Client, name string) *SetMultimap[string, string] {
+			return GetSetMultimap[string, string](c, name)
+		},
+			func(ctx context.Context, m *SetMultimap[string, string]) error { return second(m.Put(ctx, "k", "v")) },
+			stringAt(itself)),
 		row("LocalCachedMap", func(c *Client, name string) *LocalCachedMap[string, int64] {
 			return GetLocalCachedMap[string, int64](c, name, LocalCacheOptions{})
 		},

@@ -196,4 +196,27 @@ const (
 	opRQDeadLetters = "reliable_queue.dead_letters" // DeadLetters
 	opRQRequeue     = "reliable_queue.requeue"      // RequeueDeadLetter, RequeueDeadLetters
 	opRQPurge       = "reliable_queue.purge_dead_letters"
+
+	opSetCacheAdd      = "set_cache.add" // Add, AddWithTTL
+	opSetCacheContains = "set_cache.contains"
+	opSetCacheRemove   = "set_cache.remove"
+	opSetCacheSize     = "set_cache.size"
+	opSetCacheReadAll  = "set_cache.read_all"
+	opSetCacheDelete   = "set_cache.delete"
+	opSetCacheScan     = "set_cache.scan" // one per batch an iterator reads
+
+	// ListMultimap and SetMultimap (Kind tells which: list_multimap, set_multimap).
+	opMultimapPut           = "multimap.put" // Put, PutAll
+	opMultimapGet           = "multimap.get"
+	opMultimapRemove        = "multimap.remove"
+	opMultimapRemoveAll     = "multimap.remove_all"
+	opMultimapFastRemove    = "multimap.fast_remove"
+	opMultimapReplace       = "multimap.replace_values"
+	opMultimapContainsKey   = "multimap.contains_key"
+	opMultimapContainsEntry = "multimap.contains_entry"
+	opMultimapSize          = "multimap.size"
+	opMultimapKeySize       = "multimap.key_size"
+	opMultimapKeySet        = "multimap.key_set"
+	opMultimapEntries       = "multimap.entries"
+	opMultimapDelete        = "multimap.delete"
 )

@@ -168,6 +168,26 @@ var (
 	scriptMapCacheScan    = mustScript("mapcache_scan")
 	scriptMapCacheEvict   = mustScript("mapcache_evict")
 
+	// SetCache (setcache.go): Redisson's RSetCache. All join
+	// prelude_setcache.
+	scriptSetCacheAdd      = mustScript("setcache_add")
+	scriptSetCacheContains = mustScript("setcache_contains")
+	scriptSetCacheSize     = mustScript("setcache_size")
+	scriptSetCacheReadAll  = mustScript("setcache_read_all")
+	scriptSetCacheScan     = mustScript("setcache_scan")
+	scriptSetCacheEvict    = mustScript("setcache_evict")
+
+	// ListMultimap and SetMultimap (multimap.go, multimap_read.go):
+	// Redisson's RListMultimap and RSetMultimap. All join prelude_multimap.
+	scriptMultimapPut        = mustScript("multimap_put")
+	scriptMultimapRemove     = mustScript("multimap_remove")
+	scriptMultimapRemoveAll  = mustScript("multimap_remove_all")
+	scriptMultimapReplace    = mustScript("multimap_replace")
+	scriptMultimapFastRemove = mustScript("multimap_fast_remove")
+	scriptMultimapSize       = mustScript("multimap_size")
+	scriptMultimapEntries    = mustScript("multimap_entries")
+	scriptMultimapDelete     = mustScript("multimap_delete")
+
 	// ReliableTopic (reliabletopic.go, reliablereader.go): Redisson's
 	// RReliableTopic, a stream with a consumer group per subscriber. All
 	// four join prelude_rtopic.
