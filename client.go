@@ -46,6 +46,7 @@ type Client struct {
 	tokenExtra []any
 
 	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
+	caches    cacheRegistry    // the caches' counts, for Stats.Cache
 	caps      *capsProbe       // the server's Capabilities, detected once
 	sub       *subscriber      // the pub/sub engine's go-redis client, closed after it
 }
@@ -270,6 +271,7 @@ func (c *Client) Stats() Stats {
 		PubSubRerouted:  uint64(ps.rerouted),
 		LastRenewalPass: pass,
 		LastRenewalSize: calls,
+		Cache:           c.caches.total(),
 	}
 }
 
