@@ -63,7 +63,7 @@ type LocalCachedMap[K comparable, V any] struct {
 	id      [16]byte
 	topic   string
 	log     string
-	anyKey  bool // K is an interface: a key's dynamic type may not be comparable
+	anyKey  bool               // K is an interface: a key's dynamic type may not be comparable
 	rt      *readThrough[K, V] // WithReadThrough; nil without
 	stats   cacheCounters
 

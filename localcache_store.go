@@ -86,10 +86,10 @@ func (l lruCache[K, V]) set(key K, e *nearEntry[K, V]) {
 		l.evicted.Add(1)
 	}
 }
-func (l lruCache[K, V]) del(key K)                          { l.c.Remove(key) }
-func (l lruCache[K, V]) clear()                             { l.c.Purge() }
-func (l lruCache[K, V]) size() int                          { return l.c.Len() }
-func (l lruCache[K, V]) stop()                              {}
+func (l lruCache[K, V]) del(key K) { l.c.Remove(key) }
+func (l lruCache[K, V]) clear()    { l.c.Purge() }
+func (l lruCache[K, V]) size() int { return l.c.Len() }
+func (l lruCache[K, V]) stop()     {}
 func (l lruCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
 	for _, e := range l.c.Values() {
 		if !yield(e) {
@@ -109,7 +109,7 @@ func newNearCache[K comparable, V any](o LocalCacheOptions, onGone func(*nearEnt
 		// Maintenance runs on the goroutine that calls the cache: no
 		// goroutine is left behind (the periodic clean-up of a cache with
 		// expiry is stopped by stop).
-		Executor:   func(fn func()) { fn() },
+		Executor: func(fn func()) { fn() },
 		OnDeletion: func(e otter.DeletionEvent[K, *nearEntry[K, V]]) {
 			if e.WasEvicted() {
 				evicted.Add(1)
