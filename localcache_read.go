@@ -76,8 +76,11 @@ func (lc *LocalCachedMap[K, V]) GetWithInfo(ctx context.Context, key K) (V, Read
 		}
 		return val, ok, err
 	}
-	val, ok, err := read(ctx)
-	if err == nil && !ok && lc.rt != nil {
+	var val V
+	var ok bool
+	if lc.rt == nil {
+		val, ok, err = read(ctx)
+	} else { // the callers of one key in this process share one read and, if absent, one load
 		val, ok, err = lc.rt.get(ctx, missed[K, V]{key: key, k: k, h: h, read: read,
 			store: func(ctx context.Context, v V) (V, error) { return lc.putAbsent(ctx, n, key, k, h, v) }})
 	}

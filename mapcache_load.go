@@ -30,16 +30,22 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 	if !mc.load.registered.Swap(true) {
 		mc.m.c.caches.add(&mc.load.stats)
 	}
-	v, ok, err := read(ctx)
-	if err != nil {
-		return v, ok, err
-	}
-	if ok {
-		mc.load.stats.hits.Add(1)
-		return v, true, nil
-	}
-	mc.load.stats.misses.Add(1)
-	return rt.get(ctx, missed[K, V]{key: key, k: k, h: keyHash(k), read: read,
+	// The callers of one key in this process share one read and, if
+	// absent, one load.
+	first := true
+	return rt.get(ctx, missed[K, V]{key: key, k: k, h: keyHash(k),
+		read: func(ctx context.Context) (V, bool, error) {
+			v, ok, err := read(ctx)
+			if first && err == nil { // the flight's first read: a hit or a miss
+				first = false
+				if ok {
+					mc.load.stats.hits.Add(1)
+				} else {
+					mc.load.stats.misses.Add(1)
+				}
+			}
+			return v, ok, err
+		},
 		store: func(ctx context.Context, v V) (V, error) {
 			old, had, err := mc.PutIfAbsentWithTTL(ctx, key, v, rt.opts.TTL, rt.opts.MaxIdle)
 			if had && err == nil {
@@ -50,8 +56,8 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 }
 
 // CacheStats returns the map cache's read-through counts since it was
-// created: Hits and Misses count Get's reads that found the key in Redis
-// or not, Loads and LoadErrors the loader's runs (all zero without
+// created: Hits and Misses count the reads of Get that found the key in
+// Redis or not (concurrent Gets of one key share one read), Loads and LoadErrors the loader's runs (all zero without
 // WithReadThrough).
 func (mc *MapCache[K, V]) CacheStats() CacheStats {
 	return mc.load.stats.snapshot()
