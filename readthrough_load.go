@@ -225,7 +225,19 @@ func (rt *readThrough[K, V]) bulk(ctx context.Context, keys []K, out map[K]V,
 	}
 	lctx, cancel := context.WithTimeout(ctx, rt.opts.LoadTimeout)
 	octx, rec := rt.c.begin(lctx, rt.kind, rt.name, opCacheLoad)
-	found, err := rt.callAll(octx, ask)
+	res := make(chan loadResult[map[K]V], 1)
+	var found map[K]V
+	var err error
+	if !rt.c.handles.spawn(func(context.Context) { r := loadResult[map[K]V]{}; r.v, r.err = rt.callAll(octx, ask); res <- r }) {
+		err = ErrClientClosed
+	} else {
+		select { // the caller does not wait for a loader past ctx or LoadTimeout
+		case r := <-res:
+			found, err = r.v, r.err
+		case <-lctx.Done():
+			err = lctx.Err()
+		}
+	}
 	cancel()
 	if s := rt.stats; s != nil {
 		s.loads.Add(1)

@@ -206,3 +206,44 @@ func TestReadThroughBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestReadThroughGetAll: GetAll loads its missing keys with one LoadAll
+// call, stores them, and reports the keys LoadAll did not return as absent.
+func TestReadThroughGetAll(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	var calls, one atomic.Int64
+	rt := ReadThrough[string, string]{
+		Load: func(ctx context.Context, key string) (string, error) { one.Add(1); return "one:" + key, nil },
+		LoadAll: func(ctx context.Context, keys []string) (map[string]string, error) {
+			calls.Add(1)
+			out := map[string]string{}
+			for _, k := range keys {
+				if k != "none" {
+					out[k] = "all:" + k
+				}
+			}
+			return out, nil
+		}}
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), name) })
+	m := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{}, WithReadThrough(rt))
+	defer m.Close()
+	if _, err := m.FastPut(ctx, "a", "stored"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.GetAll(ctx, "a", "b", "c", "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "stored", "b": "all:b", "c": "all:c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("GetAll = %v, want %v", got, want)
+	}
+	if calls.Load() != 1 || one.Load() != 0 {
+		t.Fatalf("LoadAll called %d times, Load %d; want 1 and 0", calls.Load(), one.Load())
+	}
+	if v, err := rdb.HLen(ctx, name).Result(); err != nil || v != 3 {
+		t.Fatalf("the map holds %d entries (%v), want 3: the loaded ones stored", v, err)
+	}
+}
