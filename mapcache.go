@@ -100,8 +100,10 @@ func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOpti
 		keys: keys,
 	}
 	mc.load.rt, mc.load.err = readThroughOf[K, V](c, mapCacheKind, name, name, keys[mcTimeout], opts)
-	if mc.load.rt != nil {
-		mc.load.rt.stats = &mc.load.stats
+	if rt := mc.load.rt; rt != nil { // one per name and types on the client (see WithReadThrough)
+		if got, loaded := c.mapLoaders.LoadOrStore(name+"\x00"+rt.types(), rt); loaded {
+			mc.load.rt = got.(*readThrough[K, V])
+		}
 	}
 	return mc
 }

@@ -2,19 +2,17 @@ package redisson
 
 import (
 	"context"
-	"sync/atomic"
 )
 
 // MapCache's read-through (WithReadThrough): Get loads a missing key once
 // across every instance, storing the loaded value with ReadThrough's TTL
 // and MaxIdle.
 
-// mapCacheLoad is a MapCache's loader and its counts.
+// mapCacheLoad is a MapCache's loader, shared by the client's handles of
+// the name (its counts are the loader's own).
 type mapCacheLoad[K comparable, V any] struct {
-	rt         *readThrough[K, V] // nil without WithReadThrough
-	err        error              // the loader's options are wrong: Get returns it
-	stats      cacheCounters
-	registered atomic.Bool // stats are in the client's Stats.Cache
+	rt  *readThrough[K, V] // nil without WithReadThrough
+	err error              // the loader's options are wrong: Get returns it
 }
 
 // get reads key (encoded k) with mapcache_get and, with a loader, loads it
@@ -27,8 +25,9 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 	if rt == nil {
 		return read(ctx)
 	}
-	if !mc.load.registered.Swap(true) {
-		mc.m.c.caches.add(&mc.load.stats)
+	stats := rt.stats
+	if !rt.registered.Swap(true) {
+		mc.m.c.caches.add(stats)
 	}
 	// The callers of one key in this process share one read and, if
 	// absent, one load.
@@ -39,9 +38,9 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 			if first && err == nil { // the flight's first read: a hit or a miss
 				first = false
 				if ok {
-					mc.load.stats.hits.Add(1)
+					stats.hits.Add(1)
 				} else {
-					mc.load.stats.misses.Add(1)
+					stats.misses.Add(1)
 				}
 			}
 			return v, ok, err
@@ -55,10 +54,14 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 		}})
 }
 
-// CacheStats returns the map cache's read-through counts since it was
-// created: Hits and Misses count the reads of Get that found the key in
-// Redis or not (concurrent Gets of one key share one read), Loads and LoadErrors the loader's runs (all zero without
-// WithReadThrough).
+// CacheStats returns the read-through counts of the map cache's name on its
+// client (its handles share them, see WithReadThrough): Hits and Misses
+// count the reads of Get that found the key in Redis or not (concurrent
+// Gets of one key share one read), Loads and LoadErrors the loader's runs.
+// All are zero without WithReadThrough.
 func (mc *MapCache[K, V]) CacheStats() CacheStats {
-	return mc.load.stats.snapshot()
+	if mc.load.rt == nil {
+		return CacheStats{}
+	}
+	return mc.load.rt.stats.snapshot()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,7 +56,12 @@ const defaultLoadTimeout = 10 * time.Second
 // WithReadThrough gives a LocalCachedMap (GetLocalCachedMap) or a MapCache
 // (GetMapCache) a loader for the keys it misses (see ReadThrough). K and V
 // must be the map's: otherwise, or with a nil Load or a negative duration,
-// every call of the map returns ErrInvalidOption. Other objects ignore it.
+// every call of a LocalCachedMap, and MapCache.Get, return
+// ErrInvalidOption. Other objects ignore it. A LocalCachedMap's loader is
+// its handle's (and ends with Close); the MapCache handles of one name (and
+// K, V) on one Client share one loader, the first handle's ReadThrough,
+// with its subscription and counts, kept until Client.Close: GetMapCache
+// may be called per request.
 func WithReadThrough[K comparable, V any](rt ReadThrough[K, V]) ObjectOption {
 	return func(o *objectOptions) { o.loader = rt }
 }
@@ -89,9 +95,15 @@ func readThroughOf[K comparable, V any](c *Client, kind, name, hash, expiry stri
 	return &readThrough[K, V]{
 		c: c, kind: kind, name: name, opts: rt, hash: hash, expiry: expiry,
 		channel: suffixName(name, "load"),
+		stats:   &cacheCounters{},
 		flights: map[[16]byte]*flight[V]{},
 		waiters: map[[16]byte]chan struct{}{},
 	}, nil
+}
+
+// types names K and V, for the client's registry of MapCache loaders.
+func (rt *readThrough[K, V]) types() string {
+	return fmt.Sprintf("%T\x00%T", *new(K), *new(V))
 }
 
 // readThrough is a map's loader: its in-process flights (one per key being
@@ -103,7 +115,8 @@ type readThrough[K comparable, V any] struct {
 	opts         ReadThrough[K, V]
 	hash, expiry string // the map's hash; a MapCache's timeout zset ("" otherwise)
 	channel      string
-	stats        *cacheCounters // set by the map: loads and their errors
+	stats        *cacheCounters // loads and their errors: the LocalCachedMap's, or its own (MapCache)
+	registered   atomic.Bool    // a MapCache's: stats are in the client's Stats.Cache
 
 	subMu sync.Mutex // orders subscribing and closing
 	sub   *channelSub

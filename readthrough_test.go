@@ -247,3 +247,31 @@ func TestReadThroughGetAll(t *testing.T) {
 		t.Fatalf("the map holds %d entries (%v), want 3: the loaded ones stored", v, err)
 	}
 }
+
+// TestReadThroughMapCacheHandlesShareOneLoader: MapCache handles made per
+// request (GetMapCache does no I/O) share one loader per name: one
+// subscription, one set of counts.
+func TestReadThroughMapCacheHandlesShareOneLoader(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), name) })
+	rt := WithReadThrough(ReadThrough[string, string]{Load: func(ctx context.Context, key string) (string, error) {
+		return "v", nil
+	}})
+	for i := 0; i < 50; i++ {
+		if _, _, err := GetMapCache[string, string](c, name, rt).Get(ctx, fmt.Sprint("k", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ch := c.Stats().Channels; ch > 2 {
+		t.Fatalf("%d channels after 50 handles of one name, want the load channel once", ch)
+	}
+	if st := GetMapCache[string, string](c, name, rt).CacheStats(); st.Loads != 50 || st.Misses != 50 {
+		t.Fatalf("CacheStats = %+v, want 50 loads and misses on the shared loader", st)
+	}
+	if st := c.Stats().Cache; st.Loads != 50 {
+		t.Fatalf("Stats.Cache = %+v, want 50 loads", st)
+	}
+}
