@@ -99,12 +99,7 @@ func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOpti
 		m:    newMap[K, V](c, mapCacheKind, name, opts, keys...),
 		keys: keys,
 	}
-	mc.load.rt, mc.load.err = readThroughOf[K, V](c, mapCacheKind, name, name, keys[mcTimeout], opts)
-	if rt := mc.load.rt; rt != nil { // one per name and types on the client (see WithReadThrough)
-		if got, loaded := c.mapLoaders.LoadOrStore(name+"\x00"+rt.types(), rt); loaded {
-			mc.load.rt = got.(*readThrough[K, V])
-		}
-	}
+	mc.load = mapCacheLoadOf[K, V](c, name, keys[mcTimeout], opts)
 	return mc
 }
 

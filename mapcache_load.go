@@ -15,6 +15,19 @@ type mapCacheLoad[K comparable, V any] struct {
 	err error              // the loader's options are wrong: Get returns it
 }
 
+// mapCacheLoadOf returns the loader of the MapCache called name given opts:
+// the client's one for the name and types if it has one (see
+// WithReadThrough), else a new one it keeps.
+func mapCacheLoadOf[K comparable, V any](c *Client, name, timeoutKey string, opts []ObjectOption) mapCacheLoad[K, V] {
+	rt, err := readThroughOf[K, V](c, mapCacheKind, name, name, timeoutKey, opts)
+	if rt != nil {
+		if got, loaded := c.mapLoaders.LoadOrStore(name+"\x00"+rt.types(), rt); loaded {
+			rt = got.(*readThrough[K, V])
+		}
+	}
+	return mapCacheLoad[K, V]{rt: rt, err: err}
+}
+
 // get reads key (encoded k) with mapcache_get and, with a loader, loads it
 // when absent.
 func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, error) {
