@@ -87,9 +87,9 @@ type LocalCachedMap[K comparable, V any] struct {
 
 // GetLocalCachedMap returns the local cached map called name, from keys of
 // type K to values of type V. It does no I/O: the first call subscribes to
-// the map's channel. opts may give the map its own codec (WithCodec). An
-// empty name makes every method return ErrEmptyName, options out of range
-// ErrInvalidOption.
+// the map's channel. opts may give the map its own codec (WithCodec) and a
+// loader for the keys it misses (WithReadThrough). An empty name makes
+// every method return ErrEmptyName, options out of range ErrInvalidOption.
 func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCacheOptions, opts ...ObjectOption) *LocalCachedMap[K, V] {
 	// Its errors and operations name a map, as before Map had a kind; its
 	// codec errors and bad names the local cached map.

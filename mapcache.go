@@ -91,7 +91,7 @@ func mapCacheKeys(name string) []string {
 
 // GetMapCache returns the map cache called name, from keys of type K to
 // values of type V. It does no I/O. opts may give it its own codec
-// (WithCodec), as for GetMap. An empty name makes every method return
+// (WithCodec), as for GetMap, and a loader (WithReadThrough). An empty name makes every method return
 // ErrEmptyName.
 func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOption) *MapCache[K, V] {
 	keys := mapCacheKeys(name)
