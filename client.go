@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,8 +47,13 @@ type Client struct {
 	tokenExtra []any
 
 	mapCaches *mapCacheService // evicts expired MapCache entries, joins their listeners
+	caches    cacheRegistry    // the caches' counts, for Stats.Cache
 	caps      *capsProbe       // the server's Capabilities, detected once
 	sub       *subscriber      // the pub/sub engine's go-redis client, closed after it
+
+	// mapLoaders holds the MapCaches' read-through loaders, one per name
+	// and types, shared by the handles (any: a *readThrough[K, V]).
+	mapLoaders sync.Map
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -271,6 +277,7 @@ func (c *Client) Stats() Stats {
 		PubSubRerouted:  uint64(ps.rerouted),
 		LastRenewalPass: pass,
 		LastRenewalSize: calls,
+		Cache:           c.caches.total(),
 	}
 }
 

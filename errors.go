@@ -291,6 +291,22 @@ var (
 	ErrHandleClosed = errors.New("redisson: handle closed")
 )
 
+// Errors of read-through caches (ReadThrough, on LocalCachedMap and
+// MapCache).
+var (
+	// ErrKeyNotFound is what a ReadThrough loader returns (or wraps) to say
+	// that its source has no value for the key: Get then reports the key
+	// absent with no error, and, with ReadThrough.NotFoundTTL, every
+	// instance of the map remembers the absence for that long without
+	// loading again. Any other error of a loader is a failed load: nothing
+	// is cached and the callers waiting for that load get the error.
+	ErrKeyNotFound = errors.New("redisson: key not found")
+
+	// ErrLoaderPanicked is returned to the callers of a load whose loader
+	// panicked; the panic's value is in the message. Nothing is cached.
+	ErrLoaderPanicked = errors.New("redisson: loader panicked")
+)
+
 // Errors of queues.
 var (
 	// ErrInvalidCapacity is returned by BoundedBlockingQueue.TrySetCapacity

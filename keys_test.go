@@ -96,12 +96,16 @@ var documentedKeys = []keyRow{
 	{"MapCache", "redisson__idle__set:{name}", "zset", permanent, false},
 	{"MapCache", "redisson__map_cache__last_access__set:{name}", "zset", permanent, false},
 	{"MapCache", "{name}:redisson_options", "hash", permanent, false},
+	{"MapCache", "{name}:load:<key hash>", "string", expiring, true},
+	{"MapCache", "{name}:notfound:<key hash>", "string", expiring, false},
 	{"List", "name", "list", permanent, false},
 	{"Set", "name", "set", permanent, false},
 	{"SortedSet", "name", "zset", permanent, false},
 	{"LocalCachedMap", "name", "hash", permanent, false},
 	{"LocalCachedMap", "redisson__cache_updates_log:{name}", "zset", permanent, false},
 	{"LocalCachedMap", "name:clear:<request id>", "string", expiring, true},
+	{"LocalCachedMap", "{name}:load:<key hash>", "string", expiring, true},
+	{"LocalCachedMap", "{name}:notfound:<key hash>", "string", expiring, false},
 	{"BloomFilter", "name", "string", permanent, false},
 	{"BloomFilter", "{name}:config", "hash", permanent, false},
 	{"IdGenerator", "name", "string", permanent, false},
@@ -144,6 +148,7 @@ var keyPlaceholders = map[string]string{
 	"<request id>":  `[0-9a-f]{32}`,
 	"<dedup id>":    `[^:]+`,
 	"<multimap id>": `[A-Za-z0-9+/]{22}`,
+	"<key hash>":    `[0-9a-f]{32}`,
 }
 
 // keyRegexp turns a doc pattern into an anchored regular expression for the
@@ -373,10 +378,17 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("ListMultimap.Put", err)
 	_, err = GetSetMultimap[string, string](c, name("SetMultimap")).Put(ctx, "k", "v")
 	must("SetMultimap.Put", err)
-	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad})
+	// Read-through maps that remember a key their loader did not find.
+	notFound := WithReadThrough(ReadThrough[string, int]{NotFoundTTL: time.Minute,
+		Load: func(context.Context, string) (int, error) { return 0, ErrKeyNotFound }})
+	lcm := GetLocalCachedMap[string, int](c, name("LocalCachedMap"), LocalCacheOptions{ReconnectionStrategy: ReconnectLoad}, notFound)
 	defer lcm.Close()
 	_, _, err = lcm.Put(ctx, "k", 1)
 	must("LocalCachedMap.Put", err)
+	_, _, err = lcm.Get(ctx, "absent")
+	must("LocalCachedMap.Get (read-through)", err)
+	_, _, err = GetMapCache[string, int](c, mc.Name(), notFound).Get(ctx, "absent")
+	must("MapCache.Get (read-through)", err)
 	bloom := GetBloomFilter[string](c, name("BloomFilter"))
 	ok, err = bloom.TryInit(ctx, 1000, 0.01)
 	mustTrue("BloomFilter.TryInit", ok, err)

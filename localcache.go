@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -64,7 +63,9 @@ type LocalCachedMap[K comparable, V any] struct {
 	id      [16]byte
 	topic   string
 	log     string
-	anyKey  bool // K is an interface: a key's dynamic type may not be comparable
+	anyKey  bool               // K is an interface: a key's dynamic type may not be comparable
+	rt      *readThrough[K, V] // WithReadThrough; nil without
+	stats   cacheCounters
 
 	n       atomic.Pointer[near[K, V]] // set by the first call
 	started atomic.Bool                // subscribed (or the attempt given up on: closed)
@@ -86,9 +87,9 @@ type LocalCachedMap[K comparable, V any] struct {
 
 // GetLocalCachedMap returns the local cached map called name, from keys of
 // type K to values of type V. It does no I/O: the first call subscribes to
-// the map's channel. opts may give the map its own codec (WithCodec). An
-// empty name makes every method return ErrEmptyName, options out of range
-// ErrInvalidOption.
+// the map's channel. opts may give the map its own codec (WithCodec) and a
+// loader for the keys it misses (WithReadThrough). An empty name makes
+// every method return ErrEmptyName, options out of range ErrInvalidOption.
 func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCacheOptions, opts ...ObjectOption) *LocalCachedMap[K, V] {
 	// Its errors and operations name a map, as before Map had a kind; its
 	// codec errors and bad names the local cached map.
@@ -108,6 +109,18 @@ func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCache
 	if err := o.check(); err != nil {
 		lc.badOpts = objectErr(localCacheKind, name, err)
 	}
+	rt, err := readThroughOf[K, V](c, localCacheKind, name, name, "", opts)
+	switch {
+	case err != nil && lc.badOpts == nil:
+		lc.badOpts = err
+	case rt != nil && o.StoreMode == StoreLocalCacheOnly && lc.badOpts == nil:
+		lc.badOpts = objectErr(localCacheKind, name, invalidOption(ErrInvalidOption, "ReadThrough", "set",
+			"none with StoreLocalCacheOnly"))
+	case rt != nil:
+		rt.stats = &lc.stats
+		lc.rt = rt
+	}
+	lc.stats.size = lc.CachedSize
 	_, _ = rand.Read(lc.id[:])
 	return lc
 }
@@ -153,7 +166,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 	}
 	n := lc.n.Load()
 	if n == nil {
-		n = newNear[K, V](lc.opts)
+		n = newNear[K, V](lc.opts, &lc.stats)
 		done := make(chan struct{})
 		if !lc.m.c.handles.spawn(func(context.Context) { lc.run(n, done) }) {
 			n.cache.stop()
@@ -161,6 +174,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 		}
 		lc.done = done
 		lc.n.Store(n)
+		lc.m.c.caches.add(&lc.stats)
 	}
 	if lc.opts.StoreMode == StoreLocalCacheOnly {
 		// The cache is the map: it serves from the start.
@@ -217,14 +231,19 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 	if sub != nil {
 		sub.close()
 	}
+	if lc.rt != nil {
+		lc.rt.close()
+	}
 	if done != nil {
 		<-done
 	}
 	if n := lc.n.Load(); n != nil {
 		n.mu.Lock()
 		n.live.Store(false)
+		n.staleSince.Store(0)
 		n.clearLocked()
 		n.mu.Unlock()
+		lc.m.c.caches.retire(&lc.stats)
 	}
 	return nil
 }
@@ -238,100 +257,6 @@ func (lc *LocalCachedMap[K, V]) cacheable(key K) bool {
 // comparableKey is apart from cacheable so that a key of a non-interface
 // type does not escape to the heap on every read.
 func comparableKey[K any](key K) bool { return reflect.ValueOf(&key).Elem().Comparable() }
-
-// Get returns the value at key and true, or the zero value and false when
-// key is absent: from the local cache when it holds key, otherwise with one
-// HGET, caching the value read. Absent keys are not cached. It returns the
-// errors of Map.Get, ErrInvalidOption and ErrHandleClosed.
-func (lc *LocalCachedMap[K, V]) Get(ctx context.Context, key K) (V, bool, error) {
-	var zero V
-	n, err := lc.ready(ctx)
-	if err != nil {
-		return zero, false, err
-	}
-	cacheable := lc.cacheable(key)
-	if cacheable {
-		if v, ok := n.lookup(key); ok {
-			return v, true, nil
-		}
-	}
-	if lc.opts.StoreMode == StoreLocalCacheOnly {
-		if isNil(key) {
-			return zero, false, objectErrorf(localCacheKind, lc.m.name, "%w: key", ErrNilValue)
-		}
-		return zero, false, nil
-	}
-	k, err := lc.m.encodeKey(key)
-	if err != nil {
-		return zero, false, err
-	}
-	h := keyHash(k)
-	t := n.read(h)
-	v, err := lc.m.c.rdb.HGet(ctx, lc.m.name, string(k)).Result()
-	val, ok, err := lc.value(v, err)
-	if err != nil || !ok {
-		return zero, false, err
-	}
-	if cacheable {
-		n.loaded(t, key, h, val)
-	}
-	return val, true, nil
-}
-
-// GetAll returns the entries of keys that are present, the cached ones
-// from the local cache and the others with one HMGET (caching them). No
-// keys is no call and an empty map. It returns the errors of Get.
-func (lc *LocalCachedMap[K, V]) GetAll(ctx context.Context, keys ...K) (map[K]V, error) {
-	n, err := lc.ready(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[K]V, len(keys))
-	type miss struct {
-		key K
-		h   [16]byte
-		t   ticket
-	}
-	var misses []miss
-	var fields []string
-	for _, key := range keys {
-		if !lc.cacheable(key) {
-			return nil, lc.m.codecErr(fmt.Sprintf("key %v is not comparable", key))
-		}
-		if v, ok := n.lookup(key); ok {
-			out[key] = v
-			continue
-		}
-		k, err := lc.m.encodeKey(key)
-		if err != nil {
-			return nil, err
-		}
-		if lc.opts.StoreMode == StoreLocalCacheOnly {
-			continue
-		}
-		h := keyHash(k)
-		misses = append(misses, miss{key: key, h: h, t: n.read(h)})
-		fields = append(fields, string(k))
-	}
-	if len(fields) == 0 {
-		return out, nil
-	}
-	vals, err := lc.m.c.rdb.HMGet(ctx, lc.m.name, fields...).Result()
-	if err != nil {
-		return nil, lc.wrap(err)
-	}
-	for i, raw := range vals {
-		val, ok, err := lc.value(raw, nil)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out[misses[i].key] = val
-			n.loaded(misses[i].t, misses[i].key, misses[i].h, val)
-		}
-	}
-	return out, nil
-}
 
 // ContainsKey reports whether key is present: true at once when the local
 // cache holds it, otherwise one HEXISTS. It returns the errors of Get.

@@ -110,6 +110,16 @@ type LocalCacheOptions struct {
 	ReconnectionStrategy ReconnectionStrategy
 	// StoreMode chooses where entries live (default StoreLocalCacheRedis).
 	StoreMode StoreMode
+	// ServeStaleFor, when positive, keeps serving the locally cached values
+	// for at most this long after the loss of the connection carrying the
+	// map's messages is detected, instead of serving nothing from the
+	// cache until it is confirmed again (0, the default): reads answer
+	// without Redis while it is unreachable, each reporting that its value
+	// may be stale (GetWithInfo). Nothing read from Redis during the loss
+	// is cached, and when the subscription is confirmed again the
+	// ReconnectionStrategy applies as without it (ReconnectClear empties
+	// the cache). No effect with ReconnectNone, which serves on anyway.
+	ServeStaleFor time.Duration
 }
 
 func (o LocalCacheOptions) check() error {
@@ -120,6 +130,8 @@ func (o LocalCacheOptions) check() error {
 		return invalidOption(ErrInvalidOption, "TimeToLive", o.TimeToLive, "at least 0")
 	case o.MaxIdle < 0:
 		return invalidOption(ErrInvalidOption, "MaxIdle", o.MaxIdle, "at least 0")
+	case o.ServeStaleFor < 0:
+		return invalidOption(ErrInvalidOption, "ServeStaleFor", o.ServeStaleFor, "at least 0")
 	case o.EvictionPolicy < EvictionNone || o.EvictionPolicy > EvictionLFU:
 		return invalidOption(ErrInvalidOption, "EvictionPolicy", int(o.EvictionPolicy), "one of the EvictionPolicy constants")
 	case o.SyncStrategy < SyncInvalidate || o.SyncStrategy > SyncNone:

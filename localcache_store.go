@@ -76,15 +76,20 @@ func (o *otterCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
 }
 
 type lruCache[K comparable, V any] struct {
-	c *lru.Cache[K, *nearEntry[K, V]]
+	c       *lru.Cache[K, *nearEntry[K, V]]
+	evicted *atomic.Uint64
 }
 
 func (l lruCache[K, V]) get(key K) (*nearEntry[K, V], bool) { return l.c.Get(key) }
-func (l lruCache[K, V]) set(key K, e *nearEntry[K, V])      { l.c.Add(key, e) }
-func (l lruCache[K, V]) del(key K)                          { l.c.Remove(key) }
-func (l lruCache[K, V]) clear()                             { l.c.Purge() }
-func (l lruCache[K, V]) size() int                          { return l.c.Len() }
-func (l lruCache[K, V]) stop()                              {}
+func (l lruCache[K, V]) set(key K, e *nearEntry[K, V]) {
+	if l.c.Add(key, e) {
+		l.evicted.Add(1)
+	}
+}
+func (l lruCache[K, V]) del(key K) { l.c.Remove(key) }
+func (l lruCache[K, V]) clear()    { l.c.Purge() }
+func (l lruCache[K, V]) size() int { return l.c.Len() }
+func (l lruCache[K, V]) stop()     {}
 func (l lruCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
 	for _, e := range l.c.Values() {
 		if !yield(e) {
@@ -94,18 +99,23 @@ func (l lruCache[K, V]) all(yield func(*nearEntry[K, V]) bool) {
 }
 
 // newNearCache builds the cache the options ask for; onGone is told of
-// every entry it drops.
-func newNearCache[K comparable, V any](o LocalCacheOptions, onGone func(*nearEntry[K, V])) nearCache[K, V] {
+// every entry it drops, evicted counts those it drops by itself.
+func newNearCache[K comparable, V any](o LocalCacheOptions, onGone func(*nearEntry[K, V]), evicted *atomic.Uint64) nearCache[K, V] {
 	if o.EvictionPolicy == EvictionLRU && o.CacheSize > 0 {
 		c, _ := lru.NewWithEvict(o.CacheSize, func(_ K, e *nearEntry[K, V]) { onGone(e) })
-		return lruCache[K, V]{c}
+		return lruCache[K, V]{c, evicted}
 	}
 	opts := &otter.Options[K, *nearEntry[K, V]]{
 		// Maintenance runs on the goroutine that calls the cache: no
 		// goroutine is left behind (the periodic clean-up of a cache with
 		// expiry is stopped by stop).
-		Executor:   func(fn func()) { fn() },
-		OnDeletion: func(e otter.DeletionEvent[K, *nearEntry[K, V]]) { onGone(e.Value) },
+		Executor: func(fn func()) { fn() },
+		OnDeletion: func(e otter.DeletionEvent[K, *nearEntry[K, V]]) {
+			if e.WasEvicted() {
+				evicted.Add(1)
+			}
+			onGone(e.Value)
+		},
 	}
 	max := 0
 	if o.CacheSize > 0 {
@@ -139,6 +149,11 @@ type near[K comparable, V any] struct {
 	ttl   int64    // nanoseconds; 0 for none
 	idle  int64    // nanoseconds; 0 for none
 	live  atomic.Bool
+	stats *cacheCounters
+	// ServeStaleFor: while not live after a loss, entries are served until
+	// staleSince (unix ns of the loss; 0: none) plus maxStale.
+	maxStale   int64
+	staleSince atomic.Int64
 
 	mu      sync.Mutex
 	gen     uint64 // bumped by every clear and every loss of messages
@@ -148,9 +163,12 @@ type near[K comparable, V any] struct {
 	}
 }
 
-func newNear[K comparable, V any](o LocalCacheOptions) *near[K, V] {
-	n := &near[K, V]{ttl: int64(o.TimeToLive), idle: int64(o.MaxIdle)}
-	n.cache = newNearCache(o, func(e *nearEntry[K, V]) { n.index.CompareAndDelete(e.hash, e) })
+func newNear[K comparable, V any](o LocalCacheOptions, stats *cacheCounters) *near[K, V] {
+	n := &near[K, V]{ttl: int64(o.TimeToLive), idle: int64(o.MaxIdle), stats: stats}
+	if o.ReconnectionStrategy != ReconnectNone && o.StoreMode != StoreLocalCacheOnly {
+		n.maxStale = int64(o.ServeStaleFor)
+	}
+	n.cache = newNearCache(o, func(e *nearEntry[K, V]) { n.index.CompareAndDelete(e.hash, e) }, &stats.evictions)
 	return n
 }
 
@@ -165,30 +183,49 @@ func stripeOf(h [16]byte) int { return int(h[15]) % guardStripes }
 
 // lookup returns the cached value of key, if the cache may serve it.
 func (n *near[K, V]) lookup(key K) (V, bool) {
+	v, ok, _ := n.get(key)
+	return v, ok
+}
+
+// get is lookup also returning, for a value served stale (ServeStaleFor),
+// when the loss was seen (unix ns; 0 for a value served live). It counts
+// the hit or miss.
+func (n *near[K, V]) get(key K) (V, bool, int64) {
 	var zero V
+	var since int64
 	if !n.live.Load() {
-		return zero, false
+		if since = n.staleSince.Load(); since == 0 || time.Now().UnixNano()-since > n.maxStale {
+			n.stats.misses.Add(1)
+			return zero, false, 0
+		}
 	}
 	e, ok := n.cache.get(key)
 	if !ok {
-		return zero, false
+		n.stats.misses.Add(1)
+		return zero, false, 0
 	}
 	if n.ttl != 0 || n.idle != 0 {
 		now := time.Now().UnixNano()
 		if n.ttl != 0 && now-e.born >= n.ttl {
-			return zero, false
+			n.stats.misses.Add(1)
+			return zero, false, 0
 		}
 		if n.idle != 0 {
 			used := e.used.Load()
 			if now-used >= n.idle {
-				return zero, false
+				n.stats.misses.Add(1)
+				return zero, false, 0
 			}
 			if now-used > n.idle>>6 {
 				e.used.Store(now)
 			}
 		}
 	}
-	return e.val, true
+	n.stats.hits.Add(1)
+	if since != 0 {
+		n.stats.stale.Add(1)
+	}
+	return e.val, true, since
 }
 
 // read takes the ticket of a read of the key hashed h.

@@ -27,6 +27,7 @@ func (lc *LocalCachedMap[K, V]) message(payload string) {
 	body := payload[17:]
 	switch payload[0] {
 	case 0:
+		lc.stats.invalidations.Add(1)
 		n.clear()
 		if len(body) >= 17 && body[16] == 1 {
 			lc.queue(func() { lc.ack(hex.EncodeToString([]byte(body[:16]))) })
@@ -42,6 +43,7 @@ func (lc *LocalCachedMap[K, V]) message(payload string) {
 			n.clear()
 			return
 		}
+		lc.stats.invalidations.Add(uint64(count))
 		for i := 0; i < count; i++ {
 			n.invalidate([16]byte([]byte(body[16*i : 16*i+16])))
 		}
@@ -58,6 +60,7 @@ func (lc *LocalCachedMap[K, V]) message(payload string) {
 				return
 			}
 			body = rest
+			lc.stats.invalidations.Add(1)
 			h := keyHash([]byte(k))
 			key, err := decodeValue[K](lc.m.codec, lc.m.object, []byte(k))
 			if err != nil || !lc.cacheable(key) {
@@ -106,8 +109,13 @@ func (lc *LocalCachedMap[K, V]) lostLocked(n *near[K, V]) {
 		if !lc.pending {
 			lc.pending, lc.lostAt = true, time.Now()
 		}
+	} else if n.maxStale > 0 {
+		n.gen++ // kept to serve stale; reads under way are not cached
 	} else {
 		n.clearLocked()
+	}
+	if n.maxStale > 0 && n.staleSince.Load() == 0 {
+		n.staleSince.Store(time.Now().UnixNano())
 	}
 	n.live.Store(false)
 }
@@ -129,6 +137,7 @@ func (lc *LocalCachedMap[K, V]) resumed() {
 	switch {
 	case lc.opts.ReconnectionStrategy == ReconnectClear:
 		n.clearLocked()
+		n.staleSince.Store(0)
 	case lc.pending:
 		losses := lc.losses
 		lc.queue(func() { lc.reload(n, losses) })
@@ -195,5 +204,6 @@ func (lc *LocalCachedMap[K, V]) reload(n *near[K, V], losses uint64) {
 		}
 	}
 	lc.pending = false
+	n.staleSince.Store(0)
 	n.live.Store(true)
 }

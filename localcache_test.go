@@ -292,7 +292,7 @@ func TestLocalCachedMapReconnectLoadKeepsUnchangedKeys(t *testing.T) {
 func TestLocalCachedMapGuardRefusesStaleValues(t *testing.T) {
 	h := keyHash([]byte("k"))
 	fresh := func() *near[string, int] {
-		n := newNear[string, int](LocalCacheOptions{})
+		n := newNear[string, int](LocalCacheOptions{}, &cacheCounters{})
 		n.live.Store(true)
 		return n
 	}

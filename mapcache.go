@@ -57,6 +57,7 @@ type MapCache[K comparable, V any] struct {
 	m    *Map[K, V] // the codec, key encoding, decoding and errors
 	keys []string   // the KEYS of every script (see prelude_mapcache.lua)
 	used atomic.Bool
+	load mapCacheLoad[K, V] // WithReadThrough (mapcache_load.go)
 }
 
 // The positions of a MapCache's keys and channels in its keys slice.
@@ -90,14 +91,16 @@ func mapCacheKeys(name string) []string {
 
 // GetMapCache returns the map cache called name, from keys of type K to
 // values of type V. It does no I/O. opts may give it its own codec
-// (WithCodec), as for GetMap. An empty name makes every method return
+// (WithCodec), as for GetMap, and a loader (WithReadThrough). An empty name makes every method return
 // ErrEmptyName.
 func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOption) *MapCache[K, V] {
 	keys := mapCacheKeys(name)
-	return &MapCache[K, V]{
+	mc := &MapCache[K, V]{
 		m:    newMap[K, V](c, mapCacheKind, name, opts, keys...),
 		keys: keys,
 	}
+	mc.load = mapCacheLoadOf[K, V](c, name, keys[mcTimeout], opts)
+	return mc
 }
 
 // Name returns the map cache's name, the Redis key of its hash.
@@ -197,11 +200,14 @@ func (mc *MapCache[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err erro
 	if err != nil {
 		return zero, false, err
 	}
+	if mc.load.err != nil {
+		return zero, false, mc.load.err
+	}
 	k, err := mc.m.encodeKey(key)
 	if err != nil {
 		return zero, false, err
 	}
-	return mc.reply(mc.run(ctx, scriptMapCacheGet, k, "value").Result())
+	return mc.get(ctx, key, k)
 }
 
 // ContainsKey reports whether key has an entry that has not expired. It is

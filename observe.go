@@ -149,6 +149,7 @@ type Stats struct {
 	PubSubRerouted  uint64        // channel re-routes after a failover or slot move, since New
 	LastRenewalPass time.Duration // how long the watchdog's latest pass took
 	LastRenewalSize int           // script calls in the watchdog's latest pass
+	Cache           CacheStats    // the LocalCachedMaps' and read-through MapCaches' counts, added up, since New
 }
 
 // opKey is the context key of the record of the operation in progress.

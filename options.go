@@ -274,6 +274,18 @@ type ObjectOption func(*objectOptions)
 type objectOptions struct {
 	codec     Codec
 	retention *retention // WithRetention: ReliableTopic only
+	loader    any        // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+}
+
+// objectOptionsOf applies opts.
+func objectOptionsOf(opts []ObjectOption) objectOptions {
+	var o objectOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
 }
 
 // WithCodec makes an object encode its values with codec instead of the

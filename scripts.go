@@ -149,6 +149,11 @@ var (
 	scriptLocalClearAck     = mustScript("localcache_clear_ack")
 	scriptLocalUpdatesSince = mustScript("localcache_updates_since")
 
+	// ReadThrough (readthrough.go): one load per key across the instances
+	// of a LocalCachedMap or MapCache, under a lease, waking the waiters.
+	scriptLoadClaim  = mustScript("load_claim")
+	scriptLoadFinish = mustScript("load_finish")
+
 	// Queues (blockingqueue.go, boundedqueue.go, queue_dispatch.go):
 	// Redisson's RBlockingQueue and RBoundedBlockingQueue. take and settle
 	// are this library's lossless hand-over through an in-flight list; the

@@ -12,7 +12,9 @@
 -- ARGV[5]  time, ms (the log's score)
 -- ARGV[6]  log member
 -- ARGV[7]  publish command
--- ARGV[8]  'fast': return whether the key was new instead of the old value
+-- ARGV[8]  'fast': return whether the key was new instead of the old value;
+--          'absent': store only when the key is absent (a read-through
+--          load's result), else return the present value untouched
 --
 -- Returns the previous encoded value (or nil), or with 'fast' 1 for a new
 -- key and 0 otherwise. A key of another type is a WRONGTYPE error before
@@ -21,6 +23,9 @@ notifyCheck(KEYS[3], ARGV[4])
 local old = false
 if ARGV[8] ~= 'fast' then
   old = redis.call('hget', KEYS[1], ARGV[1])
+end
+if ARGV[8] == 'absent' and old then
+  return old
 end
 local n = redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
 notify(KEYS[2], KEYS[3], ARGV[7], ARGV[3], ARGV[4], ARGV[5], {ARGV[6]})

@@ -30,6 +30,19 @@ const (
 	MetricRateDecisions     = "redisson.ratelimit.decisions"    // counter, {decision}: rate-limit decisions (kind, decision)
 	MetricScriptReloads     = "redisson.script.reloads"         // counter, {reload}: scripts loaded again after NOSCRIPT (script)
 	MetricEvents            = "redisson.events"                 // counter, {event}: every background event (event, kind)
+
+	// The caches' series (LocalCachedMap, read-through MapCache), read from
+	// Stats.Cache of the registered clients (RegisterClient). A load's
+	// duration and outcome are MetricOperationDuration's operation
+	// "cache.load".
+	MetricCacheHits          = "redisson.cache.hits"          // counter, {read}: reads served from a local cache (Stats.Cache.Hits)
+	MetricCacheMisses        = "redisson.cache.misses"        // counter, {read}: reads a local cache could not serve (Stats.Cache.Misses)
+	MetricCacheLoads         = "redisson.cache.loads"         // counter, {load}: ReadThrough loader runs (Stats.Cache.Loads)
+	MetricCacheLoadErrors    = "redisson.cache.load.errors"   // counter, {load}: of those, the failed ones (Stats.Cache.LoadErrors)
+	MetricCacheEvictions     = "redisson.cache.evictions"     // counter, {entry}: entries evicted by size or expiry (Stats.Cache.Evictions)
+	MetricCacheInvalidations = "redisson.cache.invalidations" // counter, {message}: invalidations received (Stats.Cache.Invalidations)
+	MetricCacheStaleServes   = "redisson.cache.stale_serves"  // counter, {read}: reads served stale while disconnected (Stats.Cache.StaleServes)
+	MetricCacheSize          = "redisson.cache.size"          // gauge, {entry}: entries in the local caches now (Stats.Cache.Size)
 )
 
 // durationBuckets are the histogram boundaries of the durations, in

@@ -36,8 +36,10 @@ func WithClientName(name string) ClientOption {
 }
 
 // RegisterClient makes the Observer's gauges (redisson.leases.held,
-// redisson.waiters, redisson.pubsub.channels, redisson.pubsub.connections)
-// read c.Stats() at each collection, one series per registered client,
+// redisson.waiters, redisson.pubsub.channels, redisson.pubsub.connections,
+// redisson.cache.size) and the caches' counters (redisson.cache.hits,
+// .misses, .loads, .load.errors, .evictions, .invalidations,
+// .stale_serves) read c.Stats() at each collection, one series per registered client,
 // told apart by the redisson.client attribute (see WithClientName); with no
 // client registered they report nothing. It returns the function that
 // unregisters c, safe to call more than once; call it before or after
@@ -121,6 +123,14 @@ func (s *statsSources) byClient() map[string]*clientStats {
 		t.st.Waiters += st.Waiters
 		t.st.Channels += st.Channels
 		t.st.PubSubConns += st.PubSubConns
+		t.st.Cache.Hits += st.Cache.Hits
+		t.st.Cache.Misses += st.Cache.Misses
+		t.st.Cache.Loads += st.Cache.Loads
+		t.st.Cache.LoadErrors += st.Cache.LoadErrors
+		t.st.Cache.Evictions += st.Cache.Evictions
+		t.st.Cache.Invalidations += st.Cache.Invalidations
+		t.st.Cache.StaleServes += st.Cache.StaleServes
+		t.st.Cache.Size += st.Cache.Size
 	}
 	return out
 }
@@ -139,15 +149,40 @@ func (s *statsSources) register(m, noopMeter metric.Meter) {
 	waiters := gauge(MetricWaiters, "{waiter}", "Callers blocked now on a lock, semaphore or latch.")
 	channels := gauge(MetricChannels, "{channel}", "Pub/sub channels subscribed now.")
 	conns := gauge(MetricConnections, "{connection}", "Pub/sub connections open now.")
+	size := gauge(MetricCacheSize, "{entry}", "Entries in the local caches now.")
+	counter := func(name, unit, desc string) metric.Int64ObservableCounter {
+		c, err := m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if err != nil || c == nil {
+			otel.Handle(err)
+			c, _ = noopMeter.Int64ObservableCounter(name)
+		}
+		return c
+	}
+	hits := counter(MetricCacheHits, "{read}", "Reads served from a local cache.")
+	misses := counter(MetricCacheMisses, "{read}", "Reads a local cache could not serve.")
+	loads := counter(MetricCacheLoads, "{load}", "Read-through loader runs.")
+	loadErrors := counter(MetricCacheLoadErrors, "{load}", "Read-through loader runs that failed.")
+	evictions := counter(MetricCacheEvictions, "{entry}", "Entries a local cache evicted for its size or expiry.")
+	invalidations := counter(MetricCacheInvalidations, "{message}", "Invalidations a local cache received from other instances.")
+	stale := counter(MetricCacheStaleServes, "{read}", "Reads served stale while the connection was lost.")
 	_, err := m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		for _, c := range s.byClient() {
 			obs.ObserveInt64(held, int64(c.st.LeasesHeld), c.attrs)
 			obs.ObserveInt64(waiters, int64(c.st.Waiters), c.attrs)
 			obs.ObserveInt64(channels, int64(c.st.Channels), c.attrs)
 			obs.ObserveInt64(conns, int64(c.st.PubSubConns), c.attrs)
+			cs := c.st.Cache
+			obs.ObserveInt64(size, int64(cs.Size), c.attrs)
+			obs.ObserveInt64(hits, int64(cs.Hits), c.attrs)
+			obs.ObserveInt64(misses, int64(cs.Misses), c.attrs)
+			obs.ObserveInt64(loads, int64(cs.Loads), c.attrs)
+			obs.ObserveInt64(loadErrors, int64(cs.LoadErrors), c.attrs)
+			obs.ObserveInt64(evictions, int64(cs.Evictions), c.attrs)
+			obs.ObserveInt64(invalidations, int64(cs.Invalidations), c.attrs)
+			obs.ObserveInt64(stale, int64(cs.StaleServes), c.attrs)
 		}
 		return nil
-	}, held, waiters, channels, conns)
+	}, held, waiters, channels, conns, size, hits, misses, loads, loadErrors, evictions, invalidations, stale)
 	if err != nil {
 		otel.Handle(err)
 	}
