@@ -35,19 +35,23 @@ var schedRenewal = &renewSpec{what: "scheduler run", script: scriptSchedRenew}
 // startRun leases run r (fired by a call sent at sent, its lease entry
 // member) to the watchdog and runs fn for it in a goroutine counted in wg.
 // The handler's context ends with parent, or with the lease's loss a
-// twentieth of the lease before Redis would let another run start.
-func (s *Scheduler) startRun(parent context.Context, wg *sync.WaitGroup, fn JobHandler, r JobRun, member string, sent time.Time) {
+// twentieth of the lease before Redis would let another run start. The
+// channel returned is closed when the run has ended.
+func (s *Scheduler) startRun(parent context.Context, wg *sync.WaitGroup, fn JobHandler, r JobRun, member string, sent time.Time) <-chan struct{} {
+	ended := make(chan struct{})
 	lease := s.c.opts.WatchdogTimeout
 	key := s.runs(r.Job)
 	h := newHold(key, member, "", s.c.slot(key))
 	h.renewal = schedRenewal
 	h.renewArgs = []any{member}
 	if !s.c.watchdog.add(h, sent.Add(lease-lossMargin(lease))) {
-		return // the client closed: the lease runs out on its own
+		close(ended)
+		return ended // the client closed: the lease runs out on its own
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(ended)
 		ctx, cancel := context.WithCancelCause(parent)
 		finished := make(chan struct{})
 		go func() {
@@ -67,6 +71,7 @@ func (s *Scheduler) startRun(parent context.Context, wg *sync.WaitGroup, fn JobH
 		rec.end(err, OutcomeOK)
 		s.finishRun(parent, h, member)
 	}()
+	return ended
 }
 
 // leaseCause is the cause given to the handler of r whose hold ended.

@@ -15,6 +15,7 @@ type firer struct {
 	clock *serverClock
 	owner string
 	runs  *sync.WaitGroup
+	prev  <-chan struct{} // closed when this loop's latest run has ended
 }
 
 // loop fires the job's instants after last until ctx ends or the job's
@@ -27,6 +28,15 @@ func (f *firer) loop(ctx context.Context, last time.Time) {
 		if !ok {
 			<-ctx.Done() // a cron expression that never matches
 			return
+		}
+		if !f.sc.overlap && f.prev != nil && !instant.After(f.clock.now()) {
+			// Catching up: let this instance's run end first, or the
+			// instant would be skipped as an overlap.
+			select {
+			case <-f.prev:
+			case <-ctx.Done():
+				return
+			}
 		}
 		if !schedSleep(ctx, instant.Add(schedFireLag).Sub(f.clock.now())) {
 			return
@@ -92,7 +102,7 @@ func (f *firer) fire(ctx context.Context, instant time.Time, skipped int) ([]int
 		rec.end(nil, OutcomeAcquired)
 		if fn := s.handler(f.job); fn != nil {
 			r := JobRun{Job: f.job, Instant: instant.UTC(), Fired: time.UnixMicro(res[2]).UTC(), Token: res[1], Skipped: skipped}
-			s.startRun(ctx, f.runs, fn, r, runMember(res[1], f.owner), sent)
+			f.prev = s.startRun(ctx, f.runs, fn, r, runMember(res[1], f.owner), sent)
 		} else {
 			// The handler was removed meanwhile: the run is over at once.
 			h := newHold(s.runs(f.job), runMember(res[1], f.owner), "", 0)

@@ -21,7 +21,8 @@ const (
 	CatchUpSkip CatchUpPolicy = iota
 	// CatchUpAll fires every missed instant, in order, up to
 	// JobSpec.MaxCatchUp of them (the latest ones); earlier ones are
-	// skipped.
+	// skipped. A job that does not allow overlap fires them one after
+	// the other, each once the instance's run before it has ended.
 	CatchUpAll
 )
 
