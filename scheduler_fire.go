@@ -73,7 +73,12 @@ func (f *firer) loop(ctx context.Context, last time.Time) {
 // returns the script's reply (see sched_fire.lua).
 func (f *firer) fire(ctx context.Context, instant time.Time, skipped int) ([]int64, error) {
 	s := f.s
-	fctx, rec := s.begin(ctx, opSchedulerFire)
+	// A fire sent is seen through even when Run's ctx ends meanwhile: a
+	// reply lost to the cancellation would leave the instant fired and run
+	// by nobody. Its run then starts with ctx already ended.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.c.opts.CleanupTimeout)
+	defer cancel()
+	fctx, rec := s.begin(wctx, opSchedulerFire)
 	keys := []string{s.defs, s.state, s.tokens, s.runs(f.job)}
 	if s.fireLog != "" {
 		keys = append(keys, s.fireLog)
