@@ -434,3 +434,58 @@ func TestSchedulerRunLeaseLost(t *testing.T) {
 		t.Fatal("the run's context was not cancelled")
 	}
 }
+
+// InspectScheduler shows each job's schedule, last fired and next instant,
+// and the run in progress with its holder; a scheduler without jobs is
+// ErrNotFound.
+func TestInspectScheduler(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := schedulerName(t, rdb, "busy", "idle")
+	c := newClient(t, rdb, nil)
+	if _, err := c.InspectScheduler(ctx, name); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("InspectScheduler of no jobs = %v; want ErrNotFound", err)
+	}
+	s := c.GetScheduler(name)
+	started := make(chan JobRun, 1)
+	release := make(chan struct{})
+	s.Handle("busy", func(ctx context.Context, r JobRun) error {
+		select {
+		case started <- r:
+		default:
+		}
+		<-release
+		return nil
+	})
+	if err := s.Add(ctx, JobSpec{Name: "busy", Every: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(ctx, JobSpec{Name: "idle", Cron: "0 3 * * *", CatchUp: CatchUpAll}); err != nil {
+		t.Fatal(err)
+	}
+	runScheduler(t, ctx, s)
+	var run JobRun
+	select {
+	case run = <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("busy did not run")
+	}
+	defer close(release)
+	info, err := c.InspectScheduler(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Jobs) != 2 || info.Jobs[0].Name != "busy" || info.Jobs[1].Name != "idle" {
+		t.Fatalf("jobs %+v; want busy, idle", info.Jobs)
+	}
+	busy, idle := info.Jobs[0], info.Jobs[1]
+	if busy.Schedule != "every 50ms" || busy.LastFired.Before(run.Instant) || !busy.Next.After(busy.LastFired) {
+		t.Errorf("busy: %+v; want every 50ms, last fired at or after %v, next after it", busy, run.Instant)
+	}
+	if len(busy.Running) != 1 || busy.Running[0].Token != run.Token || busy.Running[0].Holder == "" || !busy.Running[0].LeaseEnd.After(info.Now) {
+		t.Errorf("busy running %+v; want the run with token %d, a holder and a lease ending after %v", busy.Running, run.Token, info.Now)
+	}
+	if idle.Schedule != "0 3 * * *" && idle.Schedule != "cron 0 3 * * *" || idle.CatchUp != CatchUpAll || len(idle.Running) != 0 || idle.Next.Hour() != 3 {
+		t.Errorf("idle: %+v; want cron 0 3 * * *, CatchUpAll, nothing running, next at 03:00", idle)
+	}
+}

@@ -47,6 +47,8 @@ var (
 	scriptSchedFire   = mustScript("sched_fire")
 	scriptSchedRenew  = mustScript("sched_renew")
 	scriptSchedDone   = mustScript("sched_done")
+	// inspect_sched_runs reads the runs in progress (inspect_scheduler.go).
+	scriptInspectSchedRuns = mustScript("inspect_sched_runs")
 
 	// IdempotencyRecord (idempotency_record.go): one hash per key; idem_begin
 	// decides run, replay or wait in one call.

@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election NAME
+//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election|scheduler NAME
 //	redissonctl [flags] inspect limiter NAME KEY
 //	redissonctl [flags] list [PATTERN]
 //	redissonctl [flags] force-unlock lock|fairlock|rwlock NAME
@@ -54,8 +54,9 @@ const usageText = `usage: redissonctl [flags] COMMAND ...
 Commands:
   inspect KIND NAME   one object's state; KIND is lock, fairlock, rwlock,
                       semaphore, permits (permit-expirable semaphore), latch,
-                      ratelimiter, bucket, map, mapcache, queue or election
-                      (its leader, term and lock)
+                      ratelimiter, bucket, map, mapcache, queue, election
+                      (its leader, term and lock) or scheduler (its jobs,
+                      their next instant, last fired and running holders)
   list [PATTERN]      the keys of every object (SCAN MATCH PATTERN, default *)
                       on every master, with their kind and TTL
   force-unlock KIND NAME
@@ -160,7 +161,7 @@ var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 // inspectKinds are the kinds inspect accepts.
 var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true, "semaphore": true,
 	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true,
-	"mapcache": true, "queue": true, "election": true}
+	"mapcache": true, "queue": true, "election": true, "scheduler": true}
 
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -259,7 +260,7 @@ func ping(ctx context.Context, cfg config, rdb redis.UniversalClient) error {
 }
 
 func kindList(kinds map[string]bool) string {
-	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election"}
+	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election", "scheduler"}
 	var out []string
 	for _, k := range order {
 		if kinds[k] {
