@@ -26,7 +26,9 @@ const (
 // TIME in every reply), then asks Redis to fire it. The first instance to
 // ask fires it; the others learn that it was fired. A run's handler runs in
 // a goroutine of its own with the run's lease (see JobHandler); Run returns
-// once ctx has ended and every run it started has returned. Jobs added,
+// once ctx has ended and every run it started has returned (a run fired
+// just as ctx ended still gets its handler call, its context already
+// ended). Jobs added,
 // redefined or removed (Add, Remove, Handle) are picked up at once by a
 // message on the scheduler's channel, and within 5 s without one.
 //
