@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -487,5 +488,31 @@ func TestInspectScheduler(t *testing.T) {
 	}
 	if idle.Schedule != "0 3 * * *" && idle.Schedule != "cron 0 3 * * *" || idle.CatchUp != CatchUpAll || len(idle.Running) != 0 || idle.Next.Hour() != 3 {
 		t.Errorf("idle: %+v; want cron 0 3 * * *, CatchUpAll, nothing running, next at 03:00", idle)
+	}
+}
+
+// On Redis Cluster every key and the channel of a scheduler share its hash
+// tag: jobs are added, fired with their lease, inspected and removed.
+func TestSchedulerCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	ctx := testCtx(t, time.Minute)
+	name := schedulerName(t, rdb, "j")
+	c := newClient(t, rdb, nil)
+	s := c.GetScheduler(name)
+	log := &runLog{}
+	s.Handle("j", log.handler("a", 0))
+	stop := runScheduler(t, ctx, s)
+	if err := s.Add(ctx, JobSpec{Name: "j", Every: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	schedWaitFor(t, 20*time.Second, "3 runs", func() bool { return len(log.snapshot()) >= 3 })
+	if info, err := c.InspectScheduler(ctx, name); err != nil || len(info.Jobs) != 1 {
+		t.Fatalf("InspectScheduler = %+v, %v; want one job", info, err)
+	}
+	if ok, err := s.Remove(ctx, "j"); err != nil || !ok {
+		t.Fatalf("Remove = %v, %v; want true", ok, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
