@@ -427,3 +427,25 @@ func isWrongType(err error) bool { return strings.Contains(err.Error(), "WRONGTY
 func mayHaveRun(err error) bool {
 	return scripting.MayHaveRun(err) && !isDialError(err) && !errors.Is(err, ErrUnreachable)
 }
+
+// Errors of Scheduler.
+var (
+	// ErrInvalidSchedule is returned by Scheduler.Add for a JobSpec that is
+	// not valid (no name, neither or both of Cron and Every, a cron
+	// expression that does not parse, an interval below a millisecond, an
+	// unknown catch-up policy), and by Handle and Remove for an empty job
+	// name. Nothing is sent to Redis.
+	ErrInvalidSchedule = errors.New("redisson: invalid schedule")
+
+	// ErrRunLeaseLost is the cause of a Scheduler job handler's context when
+	// the run's lease was lost (its renewal failed, or was not confirmed
+	// before the lease ran out): a later instant may start another run once
+	// the lease ends. It matches ErrLeaseLost.
+	ErrRunLeaseLost error = runLeaseLost{}
+)
+
+// runLeaseLost is ErrRunLeaseLost: its own text, matching ErrLeaseLost.
+type runLeaseLost struct{}
+
+func (runLeaseLost) Error() string        { return "redisson: scheduler run lease lost" }
+func (runLeaseLost) Is(target error) bool { return target == ErrLeaseLost }

@@ -8,6 +8,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/minio/highwayhash v1.0.4
 	github.com/redis/go-redis/v9 v9.17.2
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.uber.org/goleak v1.3.0
 )

@@ -25,6 +25,14 @@ const (
 	opIdemRenew  = "idempotency.renew"
 	opIdemFinish = "idempotency.finish" // Complete, Abandon
 
+	opSchedulerAdd    = "scheduler.add"
+	opSchedulerRemove = "scheduler.remove"
+	opSchedulerStart  = "scheduler.start" // Run's start: the checks and the channel's subscription
+	opSchedulerLoad   = "scheduler.load"  // Run reading the jobs
+	opSchedulerFire   = "scheduler.fire"  // acquired: this instance fired it; denied: fired elsewhere, or too early
+	opSchedulerSkip   = "scheduler.skip"  // an instant skipped: an earlier run still held its lease
+	opSchedulerRun    = "scheduler.run"   // a handler's run, with its error
+
 	opSemAcquire       = "semaphore.acquire" // Acquire, TryAcquire
 	opSemRelease       = "semaphore.release"
 	opSemTrySetPermits = "semaphore.try_set_permits"

@@ -441,6 +441,7 @@ func init() {
 		opBloomTryInit, opBloomAdd, opBloomContains, opBloomConfig, opBloomCount, opBloomDelete,
 		opIDTryInit, opIDNext, opIDDelete, opTopicPublish, opTopicSubscribe,
 		opElectionCampaign, opElectionResign, opElectionLeader, opElectionObserve,
+		opSchedulerAdd, opSchedulerRemove, opSchedulerStart, opSchedulerLoad, opSchedulerFire, opSchedulerSkip, opSchedulerRun,
 		opListAdd, opListInsert, opListGet, opListSet, opListFastSet, opListRemove, opListRemoveAt, opListIndexOf,
 		opListSize, opListRange, opListTrim, opListDelete, opListScan,
 		opSetAdd, opSetRemove, opSetContains, opSetSize, opSetMembers, opSetRandom, opSetPop, opSetUnion,

@@ -38,6 +38,18 @@ var (
 	scriptElectionLeader   = mustScript("election_leader")
 	scriptElectionResign   = mustScript("election_resign")
 
+	// Scheduler (scheduler*.go, jobrun.go): job definitions and last fired
+	// instants in two hashes, each run's lease in its job's sorted set of
+	// runs; sched_fire decides each (job, instant) on the server's clock.
+	scriptSchedAdd    = mustScript("sched_add")
+	scriptSchedRemove = mustScript("sched_remove")
+	scriptSchedLoad   = mustScript("sched_load")
+	scriptSchedFire   = mustScript("sched_fire")
+	scriptSchedRenew  = mustScript("sched_renew")
+	scriptSchedDone   = mustScript("sched_done")
+	// inspect_sched_runs reads the runs in progress (inspect_scheduler.go).
+	scriptInspectSchedRuns = mustScript("inspect_sched_runs")
+
 	// IdempotencyRecord (idempotency_record.go): one hash per key; idem_begin
 	// decides run, replay or wait in one call.
 	scriptIdemBegin  = mustScript("idem_begin")

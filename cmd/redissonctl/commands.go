@@ -117,6 +117,8 @@ func (a *app) inspect(ctx context.Context, kind, name string) error {
 		v, err = a.c.InspectCountDownLatch(ctx, name)
 	case "ratelimiter":
 		v, err = a.c.InspectRateLimiter(ctx, name)
+	case "scheduler":
+		v, err = a.c.InspectScheduler(ctx, name)
 	case "bucket":
 		var b redisson.BucketInfo
 		b, err = a.c.InspectBucket(ctx, name, codec)

@@ -11,7 +11,7 @@
 //
 // Usage:
 //
-//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election|reliablequeue|deadletters|reliabletopic NAME
+//	redissonctl [flags] inspect lock|fairlock|rwlock|semaphore|permits|latch|ratelimiter|bucket|map|mapcache|queue|election|reliablequeue|deadletters|reliabletopic|scheduler NAME
 //	redissonctl [flags] inspect limiter NAME KEY
 //	redissonctl [flags] inspect idempotency NAME KEY
 //	redissonctl [flags] requeue deadletters NAME [ID]
@@ -63,7 +63,9 @@ Commands:
                       (its leader, term and lock), reliablequeue (counts, lag,
                       workers, jobs in flight with the lease left of -lease),
                       deadletters (a reliable queue's first -page dead
-                      letters) or reliabletopic (subscribers, lag, pending)
+                      letters), reliabletopic (subscribers, lag, pending)
+                      or scheduler (its jobs, their next instant, last fired
+                      and running holders)
   list [PATTERN]      the keys of every object (SCAN MATCH PATTERN, default *)
                       on every master, with their kind and TTL
   force-unlock KIND NAME
@@ -178,7 +180,7 @@ var lockKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true}
 // inspectKinds are the kinds inspect accepts.
 var inspectKinds = map[string]bool{"lock": true, "fairlock": true, "rwlock": true, "semaphore": true,
 	"permits": true, "latch": true, "ratelimiter": true, "bucket": true, "map": true,
-	"mapcache": true, "queue": true, "election": true, "reliablequeue": true, "deadletters": true, "reliabletopic": true}
+	"mapcache": true, "queue": true, "election": true, "reliablequeue": true, "deadletters": true, "reliabletopic": true, "scheduler": true}
 
 // dispatch checks the command's words, connects and runs it.
 func dispatch(cfg config, words []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -302,7 +304,7 @@ func ping(ctx context.Context, cfg config, rdb redis.UniversalClient) error {
 
 func kindList(kinds map[string]bool) string {
 	order := []string{"lock", "fairlock", "rwlock", "semaphore", "permits", "latch", "ratelimiter", "bucket", "map", "mapcache", "queue", "election",
-		"reliablequeue", "deadletters", "reliabletopic"}
+		"reliablequeue", "deadletters", "reliabletopic", "scheduler"}
 	var out []string
 	for _, k := range order {
 		if kinds[k] {

@@ -110,6 +110,27 @@ func TestCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("InspectScheduler", func(t *testing.T) {
+		ctx := context.Background()
+		cl := newClient(t, rdb)
+		n := name(t, rdb)
+		t.Cleanup(func() {
+			rdb.Del(ctx, "redisson_scheduler:{"+n+"}", "redisson_scheduler_state:{"+n+"}")
+		})
+		r := c.run(t, "", addr, "inspect", "scheduler", n)
+		r.want(t, exitNotFound, "inspect scheduler, no jobs")
+		if err := cl.GetScheduler(n).Add(ctx, redisson.JobSpec{Name: "rollup", Every: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		r = c.run(t, "", addr, "inspect", "scheduler", n)
+		r.want(t, exitOK, "inspect scheduler")
+		for _, s := range []string{"scheduler", n, "rollup", "every 1h0m0s", "next"} {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("text output lacks %q:\n%s", s, r.stdout)
+			}
+		}
+	})
+
 	t.Run("InspectElection", func(t *testing.T) {
 		ctx := context.Background()
 		cl := newClient(t, rdb)

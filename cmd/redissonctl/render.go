@@ -143,6 +143,8 @@ func renderElection(w *tabwriter.Writer, info electionInfo) {
 // renderObject writes the state of an object other than a lock.
 func renderObject(w *tabwriter.Writer, v any) {
 	switch x := v.(type) {
+	case redisson.SchedulerInfo:
+		renderScheduler(w, x)
 	case redisson.SemaphoreInfo:
 		fmt.Fprintf(w, "semaphore\t%s\n", x.Name)
 		fmt.Fprintf(w, "permits\t%d\n", x.Permits)
@@ -279,4 +281,21 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// renderScheduler writes a scheduler's jobs.
+func renderScheduler(w *tabwriter.Writer, x redisson.SchedulerInfo) {
+	fmt.Fprintf(w, "scheduler\t%s\n", x.Name)
+	fmt.Fprintf(w, "server clock\t%s\n", x.Now.Format(time.RFC3339Nano))
+	for _, j := range x.Jobs {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "job\t%s\n", j.Name)
+		fmt.Fprintf(w, "schedule\t%s (catch-up %d, overlap %v)\n", j.Schedule, j.CatchUp, j.AllowOverlap)
+		fmt.Fprintf(w, "last fired\t%s\n", j.LastFired.Format(time.RFC3339Nano))
+		fmt.Fprintf(w, "next\t%s\n", j.Next.Format(time.RFC3339Nano))
+		fmt.Fprintf(w, "skipped\t%d\n", j.Skipped)
+		for _, r := range j.Running {
+			fmt.Fprintf(w, "running\ttoken %d by %s, lease until %s\n", r.Token, r.Holder, r.LeaseEnd.Format(time.RFC3339Nano))
+		}
+	}
 }

@@ -4,7 +4,9 @@
 // tokens increasing in grant order) and, for locks, for linearizability
 // against a mutual-exclusion model with porcupine. For elections it checks
 // recorded leaderships (terms.go): no leader acts once a later term has
-// started, and terms increase in the order they start.
+// started, and terms increase in the order they start. For schedulers it
+// checks the recorded decisions of a job's instants (fires.go): each
+// instant decided once, none missed, tokens rising with the instants.
 //
 // Times are wall-clock Unix nanoseconds, so that histories recorded by
 // processes on one machine can be merged.
