@@ -208,3 +208,31 @@ func ExampleMap_AddAndGet() {
 	fmt.Println(n, rdb.HGet(ctx, "hits", "/home").Val())
 	// Output: 3 3
 }
+
+// An AtomicDouble is a float64 stored as decimal text, as Redisson's
+// RAtomicDouble stores it.
+func ExampleClient_GetAtomicDouble() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	balance := client.GetAtomicDouble("balance")
+	balance.Set(ctx, 10)
+	fmt.Println(rdb.Get(ctx, "balance").Val())
+	v, _ := balance.AddAndGet(ctx, 2.25)
+	ok, _ := balance.CompareAndSet(ctx, 12.25, 0.5)
+	fmt.Println(v, ok)
+	// Output:
+	// 10.0
+	// 12.25 true
+}

@@ -77,6 +77,15 @@ const (
 	opAtomicGetAndDelete  = "atomiclong.get_and_delete"
 	opAtomicDelete        = "atomiclong.delete"
 
+	opAtomicDGet           = "atomicdouble.get"
+	opAtomicDSet           = "atomicdouble.set"
+	opAtomicDGetAndSet     = "atomicdouble.get_and_set"
+	opAtomicDAddAndGet     = "atomicdouble.add_and_get" // AddAndGet, IncrementAndGet, DecrementAndGet
+	opAtomicDGetAndAdd     = "atomicdouble.get_and_add" // GetAndAdd, GetAndIncrement, GetAndDecrement
+	opAtomicDCompareAndSet = "atomicdouble.compare_and_set"
+	opAtomicDGetAndDelete  = "atomicdouble.get_and_delete"
+	opAtomicDDelete        = "atomicdouble.delete"
+
 	opMapGet         = "map.get"
 	opMapPut         = "map.put"
 	opMapPutIfAbsent = "map.put_if_absent"

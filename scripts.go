@@ -102,6 +102,13 @@ var (
 	scriptBucketSet    = mustScript("bucket_set")
 	scriptBucketCAS    = mustScript("bucket_compare_and_set")
 
+	// AtomicDouble (atomicdouble.go): Redisson's RAtomicDouble, with the
+	// call markers of AtomicLong.
+	scriptAtomicDAdd    = mustScript("atomicd_add")
+	scriptAtomicDSet    = mustScript("atomicd_set")
+	scriptAtomicDCAS    = mustScript("atomicd_compare_and_set")
+	scriptAtomicDGetDel = mustScript("atomicd_get_and_delete")
+
 	// Map (rmap.go): Redisson's RMap.
 	scriptMapPut         = mustScript("map_put")
 	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
