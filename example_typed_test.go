@@ -236,3 +236,31 @@ func ExampleClient_GetAtomicDouble() {
 	// 10.0
 	// 12.25 true
 }
+
+// Buckets reads and writes many Buckets in one round trip (MGET, MSET,
+// MSETNX), as Redisson's RBuckets.
+func ExampleGetBuckets() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	prices := redisson.GetBuckets[float64](client)
+	prices.Set(ctx, map[string]float64{"price:tea": 2.5, "price:cake": 4})
+	got, _ := prices.Get(ctx, "price:tea", "price:cake", "price:pie")
+	fmt.Println(len(got), got["price:tea"], got["price:cake"])
+	ok, _ := prices.TrySet(ctx, map[string]float64{"price:pie": 5, "price:tea": 3})
+	fmt.Println("set when none exists:", ok)
+	// Output:
+	// 2 2.5 4
+	// set when none exists: false
+}

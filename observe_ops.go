@@ -86,6 +86,10 @@ const (
 	opAtomicDGetAndDelete  = "atomicdouble.get_and_delete"
 	opAtomicDDelete        = "atomicdouble.delete"
 
+	opBucketsGet    = "buckets.get"
+	opBucketsSet    = "buckets.set"
+	opBucketsTrySet = "buckets.try_set"
+
 	opMapGet         = "map.get"
 	opMapPut         = "map.put"
 	opMapPutIfAbsent = "map.put_if_absent"
