@@ -90,6 +90,9 @@ const (
 	opBucketsSet    = "buckets.set"
 	opBucketsTrySet = "buckets.try_set"
 
+	opAdderSum   = "adder.sum"   // LongAdder, DoubleAdder: Sum
+	opAdderReset = "adder.reset" // LongAdder, DoubleAdder: Reset
+
 	opMapGet         = "map.get"
 	opMapPut         = "map.put"
 	opMapPutIfAbsent = "map.put_if_absent"
