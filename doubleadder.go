@@ -23,7 +23,7 @@ type DoubleAdder struct {
 // starts its subscription in the background; see GetLongAdder.
 func (c *Client) GetDoubleAdder(name string, opts ...AdderOption) *DoubleAdder {
 	cell := &doubleCell{}
-	return &DoubleAdder{adder: newAdder(c, doubleAdderKind, name, cell, opts), cell: cell}
+	return &DoubleAdder{adder: newAdder(c, doubleAdderKind, name, cell, true, opts), cell: cell}
 }
 
 // Name returns the adder's name.
@@ -83,12 +83,7 @@ func (c *doubleCell) add(x float64) {
 	}
 }
 
-func (c *doubleCell) load() string { return formatJavaDouble(math.Float64frombits(c.bits.Load())) }
-func (c *doubleCell) take() string { return formatJavaDouble(math.Float64frombits(c.bits.Swap(0))) }
-func (c *doubleCell) zero()        { c.bits.Store(0) }
-func (c *doubleCell) op() string   { return "incrbyfloat" }
-func (c *doubleCell) restore(part string) {
-	if x, ok := parseDecimal(part); ok {
-		c.add(x)
-	}
-}
+func (c *doubleCell) load() adderAcc     { return adderAcc{f: math.Float64frombits(c.bits.Load())} }
+func (c *doubleCell) take() adderAcc     { return adderAcc{f: math.Float64frombits(c.bits.Swap(0))} }
+func (c *doubleCell) restore(x adderAcc) { c.add(x.f) }
+func (c *doubleCell) zero()              { c.bits.Store(0) }

@@ -35,7 +35,7 @@ type LongAdder struct {
 // negative flush interval makes them return ErrInvalidOption.
 func (c *Client) GetLongAdder(name string, opts ...AdderOption) *LongAdder {
 	cell := &longCell{}
-	return &LongAdder{adder: newAdder(c, longAdderKind, name, cell, opts), cell: cell}
+	return &LongAdder{adder: newAdder(c, longAdderKind, name, cell, false, opts), cell: cell}
 }
 
 // Name returns the adder's name.
@@ -92,12 +92,7 @@ func (a *LongAdder) Close() error { return a.close() }
 // longCell is a LongAdder's part.
 type longCell struct{ v atomic.Int64 }
 
-func (c *longCell) load() string { return strconv.FormatInt(c.v.Load(), 10) }
-func (c *longCell) take() string { return strconv.FormatInt(c.v.Swap(0), 10) }
-func (c *longCell) zero()        { c.v.Store(0) }
-func (c *longCell) op() string   { return "incrby" }
-func (c *longCell) restore(part string) {
-	if n, err := strconv.ParseInt(part, 10, 64); err == nil {
-		c.v.Add(n)
-	}
-}
+func (c *longCell) load() adderAcc     { return adderAcc{i: c.v.Load()} }
+func (c *longCell) take() adderAcc     { return adderAcc{i: c.v.Swap(0)} }
+func (c *longCell) restore(x adderAcc) { c.v.Add(x.i) }
+func (c *longCell) zero()              { c.v.Store(0) }
