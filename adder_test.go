@@ -20,6 +20,11 @@ func TestAdderInstancesCountTogether(t *testing.T) {
 		for _, name := range []string{uniqueName(t, rdb), "{" + uniqueName(t, rdb) + "}:hits"} {
 			a, b, x := c1.GetLongAdder(name), c2.GetLongAdder(name), c2.GetLongAdder(name)
 			t.Cleanup(func() { a.Close(); b.Close(); x.Close() })
+			for _, ad := range []*LongAdder{a, b, x} { // each client subscribed
+				if _, err := ad.Sum(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var wg sync.WaitGroup
 			for _, ad := range []*LongAdder{a, b, x} {
 				wg.Add(1)
@@ -52,6 +57,12 @@ func TestAdderInstancesCountTogether(t *testing.T) {
 			}
 			d1, d2 := c1.GetDoubleAdder(name+":d"), c2.GetDoubleAdder(name+":d")
 			t.Cleanup(func() { d1.Close(); d2.Close() })
+			if _, err := d1.Sum(ctx); err != nil { // each client subscribed
+				t.Fatal(err)
+			}
+			if _, err := d2.Sum(ctx); err != nil {
+				t.Fatal(err)
+			}
 			d1.Add(1.5)
 			d2.Add(0.25)
 			d1.Increment()

@@ -264,3 +264,59 @@ func ExampleGetBuckets() {
 	// 2 2.5 4
 	// set when none exists: false
 }
+
+// A LongAdder counts in memory; Sum asks every instance, in this process or
+// another (Go or Java's RLongAdder), for its part.
+func ExampleClient_GetLongAdder() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	hits := client.GetLongAdder("hits")
+	defer hits.Close()
+	for range 1000 {
+		hits.Increment() // no round trip
+	}
+	n, err := hits.Sum(ctx)
+	fmt.Println(n, err)
+	// Output: 1000 <nil>
+}
+
+// A DoubleAdder sums float64 parts as Redisson's RDoubleAdder does.
+func ExampleClient_GetDoubleAdder() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	a, b := client.GetDoubleAdder("revenue"), client.GetDoubleAdder("revenue")
+	defer a.Close()
+	defer b.Close()
+	a.Add(1.5)
+	b.Add(0.25)
+	a.Increment()
+	sum, err := b.Sum(ctx)
+	fmt.Println(sum, err)
+	// Output: 2.75 <nil>
+}

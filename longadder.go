@@ -21,9 +21,13 @@ const longAdderKind = "longadder"
 // only) moves the part into Redis on a timer, on Close and at every sum,
 // so that a crash loses at most the additions of the last interval.
 //
-// Each instance subscribes to {name}:adder-topic from its creation until
-// Close, with a goroutine answering the requests; Close it when done. A
-// LongAdder is safe for concurrent use.
+// Each client subscribes once to {name}:adder-topic, in the background from
+// its first instance's creation until Client.Close, with a goroutine that
+// answers each request once for all the client's instances of the name.
+// An instance's part counts in sums once that subscription is confirmed
+// (Sum on the instance waits for it; a sum published before it, by any
+// instance, Go or Java, does not see the part, as with Redisson). Close an
+// instance when done. A LongAdder is safe for concurrent use.
 type LongAdder struct {
 	*adder
 	cell *longCell
