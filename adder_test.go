@@ -156,6 +156,7 @@ func TestAdderFlushedRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	trips := h.roundTrips() - rt0
+	t.Logf("%d round trips for %d increments (%.2g each)", trips, n, float64(trips)/n)
 	if float64(trips)/n > 0.01 {
 		t.Fatalf("%d round trips for %d increments; want at most 0.01 each", trips, n)
 	}
