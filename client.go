@@ -39,6 +39,7 @@ type Client struct {
 	// none starts once Close has begun, and Close joins them last. Each
 	// ends when closing is closed.
 	handles *lazyLoop
+	adders  adderHubs // the LongAdder and DoubleAdder subscriptions (adderhub.go)
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 	// tokenExtra is the acquire arguments of the fenced kinds after the

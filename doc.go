@@ -79,6 +79,10 @@
 //   - Client.GetAtomicLong: AtomicLong, an int64 counter (RAtomicLong).
 //   - Client.GetIdGenerator: IdGenerator, unique ids allocated in blocks (RIdGenerator).
 //   - GetBloomFilter: BloomFilter, Redisson's layout and bit positions (RBloomFilter).
+//   - Client.GetAtomicDouble: AtomicDouble, a float64 counter as decimal text (RAtomicDouble).
+//   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
+//   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
+//   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).
 //
 // Maps and caches:
 //   - GetMap: Map, a typed hash (RMap).

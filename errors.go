@@ -287,6 +287,7 @@ var (
 // Errors of LocalCachedMap.
 var (
 	// ErrHandleClosed is returned by every call on a LocalCachedMap handle
+	// after its Close, and by a LongAdder's or DoubleAdder's Sum and Reset
 	// after its Close.
 	ErrHandleClosed = errors.New("redisson: handle closed")
 )
@@ -333,6 +334,15 @@ var (
 	// ErrJobPanicked is matched by the error a ReliableQueue job fails
 	// with when its handler panicked; the job is retried as for any error.
 	ErrJobPanicked = errors.New("redisson: job handler panicked")
+)
+
+// Errors of AtomicDouble and DoubleAdder.
+var (
+	// ErrInvalidNumber is returned by AtomicDouble and DoubleAdder calls
+	// given a NaN or an infinity (Redisson stores decimal text, which has
+	// neither), and by AtomicDouble additions whose result would be
+	// infinite. Redis is left unchanged.
+	ErrInvalidNumber = errors.New("redisson: invalid number")
 )
 
 // jobLeaseLost is ErrJobLeaseLost: its own text, matching ErrLeaseLost.

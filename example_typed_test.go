@@ -208,3 +208,115 @@ func ExampleMap_AddAndGet() {
 	fmt.Println(n, rdb.HGet(ctx, "hits", "/home").Val())
 	// Output: 3 3
 }
+
+// An AtomicDouble is a float64 stored as decimal text, as Redisson's
+// RAtomicDouble stores it.
+func ExampleClient_GetAtomicDouble() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	balance := client.GetAtomicDouble("balance")
+	balance.Set(ctx, 10)
+	fmt.Println(rdb.Get(ctx, "balance").Val())
+	v, _ := balance.AddAndGet(ctx, 2.25)
+	ok, _ := balance.CompareAndSet(ctx, 12.25, 0.5)
+	fmt.Println(v, ok)
+	// Output:
+	// 10.0
+	// 12.25 true
+}
+
+// Buckets reads and writes many Buckets in one round trip (MGET, MSET,
+// MSETNX), as Redisson's RBuckets.
+func ExampleGetBuckets() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	prices := redisson.GetBuckets[float64](client)
+	prices.Set(ctx, map[string]float64{"price:tea": 2.5, "price:cake": 4})
+	got, _ := prices.Get(ctx, "price:tea", "price:cake", "price:pie")
+	fmt.Println(len(got), got["price:tea"], got["price:cake"])
+	ok, _ := prices.TrySet(ctx, map[string]float64{"price:pie": 5, "price:tea": 3})
+	fmt.Println("set when none exists:", ok)
+	// Output:
+	// 2 2.5 4
+	// set when none exists: false
+}
+
+// A LongAdder counts in memory; Sum asks every instance, in this process or
+// another (Go or Java's RLongAdder), for its part.
+func ExampleClient_GetLongAdder() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	hits := client.GetLongAdder("hits")
+	defer hits.Close()
+	for range 1000 {
+		hits.Increment() // no round trip
+	}
+	n, err := hits.Sum(ctx)
+	fmt.Println(n, err)
+	// Output: 1000 <nil>
+}
+
+// A DoubleAdder sums float64 parts as Redisson's RDoubleAdder does.
+func ExampleClient_GetDoubleAdder() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	a, b := client.GetDoubleAdder("revenue"), client.GetDoubleAdder("revenue")
+	defer a.Close()
+	defer b.Close()
+	a.Add(1.5)
+	b.Add(0.25)
+	a.Increment()
+	sum, err := b.Sum(ctx)
+	fmt.Println(sum, err)
+	// Output: 2.75 <nil>
+}

@@ -31,6 +31,8 @@ var prefixKinds = []struct {
 	{"redisson_permit_latch:", KindBookkeeping},
 	{"redisson_countdownlatch_call:", KindBookkeeping},
 	{"redisson_al_call:", KindBookkeeping},
+	{"redisson_ad_call:", KindBookkeeping},
+	{"redisson_adder_call:", KindBookkeeping},
 }
 
 // kindOf names the object and kind of key, whose Redis type is typ and
@@ -102,6 +104,8 @@ func suffixKind(key, typ string) (ObjectKind, bool) {
 		return KindBloomConfig, true
 	case suffix == "allocation" && typ == "string":
 		return KindIDAllocation, true
+	case suffix == "adder-flushed" && typ == "string":
+		return KindAdderFlushed, true
 	case suffix == "value" || strings.HasPrefix(suffix, "value:") || suffix == "permits" || strings.HasPrefix(suffix, "permits:"):
 		return KindRateLimiterState, true
 	case (typ == "list" || typ == "set") && isMultimapID(suffix):

@@ -58,6 +58,9 @@ const (
 	// IdGenerator's {name}:allocation.
 	KindBloomConfig  ObjectKind = "bloom-config"
 	KindIDAllocation ObjectKind = "id-allocation"
+	// KindAdderFlushed is a LongAdder's or DoubleAdder's {name}:adder-flushed
+	// (the flushed mode's durable part).
+	KindAdderFlushed ObjectKind = "adder-flushed"
 	// KindMap is any other hash: a Map, or a LocalCachedMap's hash (the
 	// key alone does not say which).
 	KindMap ObjectKind = "map"

@@ -597,6 +597,25 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 	}
 	out[registry] = wantListed{KindQueueInFlightRegistry, base + "q"}
 
+	ad := c.GetAtomicDouble(base + "ad")
+	if err := ad.Set(ctx, 1.5); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"ad"] = wantListed{KindValue, base + "ad"}
+	adder := c.GetLongAdder(base+"adder", WithFlushInterval(time.Hour))
+	adder.Add(3)
+	if err := adder.Close(); err != nil { // flushes
+		t.Fatal(err)
+	}
+	out[suffixName(base+"adder", "adder-flushed")] = wantListed{KindAdderFlushed, base + "adder"}
+	for _, k := range []string{prefixName("redisson_ad_call", base+"ad") + ":x:1", prefixName("redisson_adder_call", base+"adder") + ":x:1"} {
+		if err := c.rdb.Set(ctx, k, "1", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out[prefixName("redisson_ad_call", base+"ad")+":x:1"] = wantListed{KindBookkeeping, base + "ad"}
+	out[prefixName("redisson_adder_call", base+"adder")+":x:1"] = wantListed{KindBookkeeping, base + "adder"}
+
 	t.Cleanup(func() {
 		for _, k := range []string{suffixName(base+"rl", "permits:sum"), prefixName("redisson_sc_queue", base+"sem"), prefixName("redisson_sc_waiters", base+"sem")} {
 			c.rdb.Del(context.Background(), k)

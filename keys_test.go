@@ -90,6 +90,8 @@ var documentedKeys = []keyRow{
 	{"Bucket with TTL", "name", "string", expiring, false},
 	{"AtomicLong", "name", "string", permanent, false},
 	{"AtomicLong", "redisson_al_call:{name}:<client uuid>:<n>", "string", janitored, false},
+	{"AtomicDouble", "name", "string", permanent, false},
+	{"AtomicDouble", "redisson_ad_call:{name}:<client uuid>:<n>", "string", janitored, false},
 	{"Map", "name", "hash", permanent, false},
 	{"MapCache", "name", "hash", permanent, false},
 	{"MapCache", "redisson__timeout__set:{name}", "zset", permanent, false},
@@ -360,6 +362,8 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 	must("Bucket.SetWithTTL", GetBucket[string](c, name("Bucket with TTL")).SetWithTTL(ctx, "v", time.Hour))
 	_, err = c.GetAtomicLong(name("AtomicLong")).IncrementAndGet(ctx)
 	must("AtomicLong.IncrementAndGet", err)
+	_, err = c.GetAtomicDouble(name("AtomicDouble")).AddAndGet(ctx, 1.5)
+	must("AtomicDouble.AddAndGet", err)
 	_, _, err = GetMap[string, int](c, name("Map")).Put(ctx, "k", 1)
 	must("Map.Put", err)
 	mc := GetMapCache[string, int](c, name("MapCache"))

@@ -242,7 +242,7 @@ func grantedIf(ok bool) Outcome {
 var invalidInput = []error{ErrEmptyName, ErrInvalidName, ErrNegativeDuration, ErrInvalidOption, ErrInvalidRate,
 	ErrPermitsExceedRate, ErrInvalidPermits, ErrInvalidCount, ErrNoLocks, ErrEmptyKey, ErrNilValue,
 	ErrInvalidBatch, ErrInvalidBloomConfig, ErrInvalidAllocation, ErrInvalidBuffer,
-	ErrNegativeCount, ErrInvalidScore, ErrCrossSlot, ErrIndexOutOfRange}
+	ErrNegativeCount, ErrInvalidScore, ErrCrossSlot, ErrIndexOutOfRange, ErrInvalidNumber}
 
 // outcomeOf classifies an operation's end: done when err is nil; otherwise
 // cancelled for the caller's context, closed after Close, invalid for bad

@@ -85,6 +85,22 @@ const (
 	opAtomicGetAndDelete  = "atomiclong.get_and_delete"
 	opAtomicDelete        = "atomiclong.delete"
 
+	opAtomicDGet           = "atomicdouble.get"
+	opAtomicDSet           = "atomicdouble.set"
+	opAtomicDGetAndSet     = "atomicdouble.get_and_set"
+	opAtomicDAddAndGet     = "atomicdouble.add_and_get" // AddAndGet, IncrementAndGet, DecrementAndGet
+	opAtomicDGetAndAdd     = "atomicdouble.get_and_add" // GetAndAdd, GetAndIncrement, GetAndDecrement
+	opAtomicDCompareAndSet = "atomicdouble.compare_and_set"
+	opAtomicDGetAndDelete  = "atomicdouble.get_and_delete"
+	opAtomicDDelete        = "atomicdouble.delete"
+
+	opBucketsGet    = "buckets.get"
+	opBucketsSet    = "buckets.set"
+	opBucketsTrySet = "buckets.try_set"
+
+	opAdderSum   = "adder.sum"   // LongAdder, DoubleAdder: Sum
+	opAdderReset = "adder.reset" // LongAdder, DoubleAdder: Reset
+
 	opMapGet         = "map.get"
 	opMapPut         = "map.put"
 	opMapPutIfAbsent = "map.put_if_absent"

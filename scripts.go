@@ -114,6 +114,19 @@ var (
 	scriptBucketSet    = mustScript("bucket_set")
 	scriptBucketCAS    = mustScript("bucket_compare_and_set")
 
+	// AtomicDouble (atomicdouble.go): Redisson's RAtomicDouble, with the
+	// call markers of AtomicLong.
+	scriptAtomicDAdd    = mustScript("atomicd_add")
+	scriptAtomicDSet    = mustScript("atomicd_set")
+	scriptAtomicDCAS    = mustScript("atomicd_compare_and_set")
+	scriptAtomicDGetDel = mustScript("atomicd_get_and_delete")
+
+	// LongAdder and DoubleAdder (adder.go): Redisson's sum-by-message
+	// protocol, and the Go-only flushed part.
+	scriptAdderAnswer  = mustScript("adder_answer")
+	scriptAdderCollect = mustScript("adder_collect")
+	scriptAdderFlush   = mustScript("adder_flush")
+
 	// Map (rmap.go): Redisson's RMap.
 	scriptMapPut         = mustScript("map_put")
 	scriptMapPutIfAbsent = mustScript("map_put_if_absent")
