@@ -126,24 +126,42 @@ func (w *rqWorker[T]) init(ctx context.Context) error {
 // returns the error Process returns.
 func (w *rqWorker[T]) fetchLoop(ctx context.Context) error {
 	lastReclaim := time.Time{}
+	var dueAt time.Time // when the next delayed job is due, as the last fetch saw it; zero: none
 	fails := 0
+	// caughtUp: the last block read every new job there was (fewer than it
+	// asked for), so the next round may block again at once, without the
+	// fetch script, until a reclaim or a delayed job is due. At a steady
+	// trickle of jobs that halves the round trips per job.
+	caughtUp := false
 	for {
 		n := w.takeSlots()
 		if n == 0 {
 			break
 		}
 		reclaim := time.Since(lastReclaim) >= w.reclaim
-		got, due, err := w.fetch(n, reclaim)
-		if err == nil && reclaim {
-			lastReclaim = time.Now()
+		got, err := 0, error(nil)
+		if !caughtUp || reclaim || (!dueAt.IsZero() && !time.Now().Before(dueAt)) {
+			var due time.Duration
+			got, due, err = w.fetch(n, reclaim)
+			if err == nil && reclaim {
+				lastReclaim = time.Now()
+			}
+			if err == nil {
+				dueAt = time.Time{}
+				if due >= 0 {
+					dueAt = time.Now().Add(due)
+				}
+			}
 		}
+		caughtUp = false
 		if err == nil && got == 0 && w.running() {
 			wait := w.reclaim - time.Since(lastReclaim)
-			if due >= 0 {
-				wait = min(wait, due)
+			if !dueAt.IsZero() {
+				wait = min(wait, time.Until(dueAt))
 			}
 			if wait >= time.Millisecond { // BLOCK 0 would wait for ever
 				got, err = w.block(n, wait)
+				caughtUp = err == nil && got > 0 && got < n
 			}
 		}
 		w.giveSlots(n - got)
