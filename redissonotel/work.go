@@ -31,6 +31,7 @@ const (
 	MetricTopicLag             = "redisson.topic.lag"              // gauge, {message}: the largest lag of a registered topic's subscribers (topic; RegisterReliableTopic)
 	MetricTopicSubscribers     = "redisson.topic.subscribers"      // gauge, {subscriber}: a registered topic's subscribers (topic)
 	MetricConcurrencyRejected  = "redisson.concurrency.rejections" // counter, {request}: requests httplimit.NewConcurrency refused (group)
+	MetricSchedulerFires       = "redisson.scheduler.fires"        // counter, {fire}: a Scheduler's instants this process fired, skipped, or whose run failed (scheduler, result)
 )
 
 // The attribute keys of the work layer's and the recipes' metrics. The
@@ -45,6 +46,8 @@ const (
 	AttrJobState = attribute.Key("redisson.job.state")       // enqueued, duplicate, started, succeeded, failed, retried, dead_lettered, given_back, undecodable
 	AttrChange   = attribute.Key("redisson.election.change") // elected, resigned, lost, closed
 	AttrGroup    = attribute.Key("redisson.object.group")    // the middleware: the name given to httplimit.NewIdempotency or NewConcurrency (redisson.WithOperationGroup)
+	AttrSchedule = attribute.Key("redisson.scheduler")       // a Scheduler's name
+	AttrFire     = attribute.Key("redisson.fire.result")     // fired, skipped (an earlier run still held its lease), failed (the handler returned an error)
 )
 
 // The operations and kinds the work instruments read, as the core names them.
@@ -57,6 +60,9 @@ const (
 	opRQDeadLetter = "reliable_queue.dead_letter"
 	opIdemBegin    = "idempotency.begin"
 	opPermitAcq    = "permit_semaphore.acquire"
+	opSchedFire    = "scheduler.fire"
+	opSchedSkip    = "scheduler.skip"
+	opSchedRun     = "scheduler.run"
 )
 
 // work holds the work layer's and the recipes' instruments and their
@@ -65,6 +71,7 @@ type work struct {
 	o                     *Observer
 	jobs, changes, decide metric.Int64Counter
 	undecodable, rejected metric.Int64Counter
+	fires                 metric.Int64Counter
 	inFlight, leader      metric.Int64UpDownCounter
 	runs                  metric.Float64Histogram
 	mu                    sync.RWMutex
@@ -106,6 +113,7 @@ func newWork(o *Observer, m metric.Meter) *work {
 		decide:      counter(MetricIdempotencyDecisions, "{decision}", "Idempotency decisions: run, replay, mismatch, busy."),
 		rejected:    counter(MetricConcurrencyRejected, "{request}", "Requests a concurrency limit refused."),
 		undecodable: counter(MetricTopicUndecodable, "{message}", "Reliable topic messages skipped because they do not decode."),
+		fires:       counter(MetricSchedulerFires, "{fire}", "Scheduler instants fired, skipped, or whose run failed, by this process."),
 		inFlight:    updown(MetricQueueInFlight, "{job}", "Job handlers running now."),
 		leader:      updown(MetricElectionLeader, "{leader}", "Leaderships this process holds now."),
 		runs:        runs,
@@ -158,6 +166,16 @@ func (w *work) start(ctx context.Context, op *redisson.Operation) {
 func (w *work) operation(ctx context.Context, op *redisson.Operation) {
 	ok := op.Outcome == redisson.OutcomeOK
 	switch op.Op {
+	case opSchedFire:
+		if op.Outcome == redisson.OutcomeAcquired {
+			w.fires.Add(ctx, 1, w.set(string(AttrSchedule), op.Name, string(AttrFire), "fired"))
+		}
+	case opSchedSkip:
+		w.fires.Add(ctx, 1, w.set(string(AttrSchedule), op.Name, string(AttrFire), "skipped"))
+	case opSchedRun:
+		if !ok {
+			w.fires.Add(ctx, 1, w.set(string(AttrSchedule), op.Name, string(AttrFire), "failed"))
+		}
 	case opRQEnqueue:
 		switch op.Outcome {
 		case redisson.OutcomeOK:

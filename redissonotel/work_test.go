@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,4 +286,47 @@ func topicGauge(rm metricdata.ResourceMetrics, name string, want attribute.KeyVa
 		}
 	}
 	return 0, false
+}
+
+// A Scheduler's instants are counted per scheduler: those this process
+// fired, and those whose run failed.
+func TestSchedulerFiresCounted(t *testing.T) {
+	tm := newTelemetry(t)
+	c := newClient(t, tm.obs, nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	name := strings.ToLower(uniqueName(t))
+	s := c.GetScheduler(name)
+	if err := s.Add(ctx, redisson.JobSpec{Name: "tick", Every: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	runs := make(chan struct{}, 100)
+	var n atomic.Int64
+	s.Handle("tick", func(context.Context, redisson.JobRun) error {
+		defer func() { runs <- struct{}{} }()
+		if n.Add(1) == 1 {
+			return errors.New("first run fails")
+		}
+		return nil
+	})
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	for range 3 {
+		select {
+		case <-runs:
+		case <-ctx.Done():
+			t.Fatal("the job did not run 3 times")
+		}
+	}
+	stop()
+	<-done
+	sc := redissonotel.AttrSchedule.String(strings.ReplaceAll(name, ":", "_"))
+	rm := tm.collect(t)
+	if n, _ := counter(rm, redissonotel.MetricSchedulerFires, sc, redissonotel.AttrFire.String("fired")); n < 3 {
+		t.Errorf("fired = %d, want at least 3", n)
+	}
+	if n, _ := counter(rm, redissonotel.MetricSchedulerFires, sc, redissonotel.AttrFire.String("failed")); n != 1 {
+		t.Errorf("failed = %d, want 1", n)
+	}
 }
