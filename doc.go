@@ -63,6 +63,7 @@
 //   - Client.GetPermitExpirableSemaphore: PermitExpirableSemaphore, permits with ids and leases.
 //   - Client.GetCountDownLatch: CountDownLatch, waiters released at zero (RCountDownLatch).
 //   - Client.GetElection: Election, leader election over a Lock; the term is its fencing token.
+//   - Client.GetScheduler: Scheduler, cron or interval jobs fired once per instant across instances, on the server clock.
 //   - Client.GetIdempotencyRecord: IdempotencyRecord, work run once per key under a lease, its result replayed.
 //
 // Rate limiting:
@@ -87,6 +88,8 @@
 // Maps and caches:
 //   - GetMap: Map, a typed hash (RMap).
 //   - GetMapCache: MapCache, a map whose entries have a TTL and a max idle time (RMapCache).
+//   - GetSetCache: SetCache, a set whose members each have a TTL (RSetCache).
+//   - GetListMultimap, GetSetMultimap: ListMultimap, SetMultimap, a list or set of values per key (RListMultimap, RSetMultimap).
 //   - GetLocalCachedMap: LocalCachedMap, a Map read from memory, invalidated across instances (RLocalCachedMap).
 //
 // Collections and queues:
@@ -96,6 +99,8 @@
 //   - GetQueue: Queue, offer at the tail and poll at the head (RQueue).
 //   - GetDeque: Deque, both ends of one list (RDeque).
 //   - GetBlockingQueue: BlockingQueue, a Queue whose Take waits and never loses an element (RBlockingQueue).
+//   - GetBlockingDeque: BlockingDeque, a BlockingQueue whose takers wait at either end (RBlockingDeque).
+//   - GetPriorityQueue: PriorityQueue, a sorted list written under Redisson's lock, least first (RPriorityQueue, RPriorityBlockingQueue).
 //   - GetBoundedBlockingQueue: BoundedBlockingQueue, a BlockingQueue with a capacity (RBoundedBlockingQueue).
 //   - GetDelayedQueue: DelayedQueue, elements moved into a destination queue once due (RDelayedQueue).
 //   - GetReliableQueue: ReliableQueue, a job queue on a stream whose jobs survive a worker's crash: leases, retries, dead letters.

@@ -387,3 +387,25 @@ func TestElectionCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadershipErrAfterWatchdogDrop: once the watchdog has dropped a
+// leadership's hold (its deadline passed, or a renewal found the lock
+// gone), Err reports the loss at once, before the hold is ended (which
+// happens just after, outside the watchdog's lock): never a nil in between.
+func TestLeadershipErrAfterWatchdogDrop(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	c := newClient(t, rdb, nil)
+	lead, err := c.GetElection(uniqueName(t, rdb)).Campaign(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.watchdog
+	w.mu.Lock()
+	lead.h.expires = time.Now().Add(-time.Millisecond) // as expireOverdue found it
+	delete(w.holds, lead.h)
+	w.mu.Unlock()
+	if err := lead.Err(); !errors.Is(err, ErrLeadershipLost) {
+		t.Fatalf("Err after the watchdog dropped the hold = %v; want ErrLeadershipLost", err)
+	}
+}

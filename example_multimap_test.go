@@ -33,6 +33,30 @@ func ExampleGetListMultimap() {
 	visits.Put(ctx, "bob", "/home")
 	pages, _ := visits.Get(ctx, "alice")
 	fmt.Println(pages)
+	keys, _ := visits.KeySet(ctx)
+	slices.Sort(keys)
+	fmt.Println(keys)
+	// Output:
+	// [/home /cart /home]
+	// [alice bob]
+}
+
+// A SetMultimap is Redisson's RSetMultimap: a set of values per key, so a
+// value put twice under one key is kept once.
+func ExampleGetSetMultimap() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
 
 	tags := redisson.GetSetMultimap[string, string](client, "tags")
 	tags.PutAll(ctx, "post-1", "go", "redis", "go")
@@ -41,12 +65,7 @@ func ExampleGetListMultimap() {
 	old, _ := tags.ReplaceValues(ctx, "post-1", "java")
 	slices.Sort(old)
 	fmt.Println(old)
-	keys, _ := visits.KeySet(ctx)
-	slices.Sort(keys)
-	fmt.Println(keys)
 	// Output:
-	// [/home /cart /home]
 	// 2
 	// [go redis]
-	// [alice bob]
 }

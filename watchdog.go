@@ -107,13 +107,13 @@ func (w *watchdog) forget(h *hold) time.Time {
 }
 
 // deadline returns the lease deadline of h known here, or the zero time
-// when the watchdog does not renew h.
+// when the watchdog never renewed h. It stays readable after the watchdog
+// dropped h: between that drop and the end of h (which a lost hold gets
+// just after, outside the lock) a caller must see the deadline, or an
+// error, never "no deadline".
 func (w *watchdog) deadline(h *hold) time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.holds[h]; !ok {
-		return time.Time{}
-	}
 	return h.expires
 }
 
@@ -259,6 +259,7 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 // nothing: the next pass retries, and the deadline still applies.
 func (w *watchdog) apply(p *pass) {
 	var lost []*hold
+	var lates []time.Time // the deadlines the lost holds had
 	var failed Event // the first failed renewal call, counting the others
 	renewed := 0
 	w.mu.Lock()
@@ -292,14 +293,16 @@ func (w *watchdog) apply(p *pass) {
 			} else {
 				delete(w.holds, h)
 				delete(w.live, h)
+				lates = append(lates, h.expires)
+				h.expires = p.sent // gone: a deadline already past until lose ends it
 				lost = append(lost, h)
 			}
 		}
 	}
 	w.mu.Unlock()
 	now := time.Now()
-	for _, h := range lost {
-		h.lose(w.emit, lostGone, now.Sub(h.expires))
+	for i, h := range lost {
+		h.lose(w.emit, lostGone, now.Sub(lates[i]))
 	}
 	if failed.Err != nil {
 		w.emit.emit(failed)
