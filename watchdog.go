@@ -260,7 +260,7 @@ func (w *watchdog) abandon(inFlight chan *pass, cancel context.CancelFunc) {
 func (w *watchdog) apply(p *pass) {
 	var lost []*hold
 	var lates []time.Time // the deadlines the lost holds had
-	var failed Event // the first failed renewal call, counting the others
+	var failed Event      // the first failed renewal call, counting the others
 	renewed := 0
 	w.mu.Lock()
 	w.lastPass, w.lastCalls = p.took, len(p.calls)
