@@ -8,12 +8,6 @@ import (
 	"time"
 )
 
-// adderHubs is a client's hubs of adder instances, by kind and name.
-type adderHubs struct {
-	mu sync.Mutex
-	m  map[string]*adderHub
-}
-
 // adderHub is the one subscription of a client to an adder's topic: Redis
 // counts one receiver per subscribed connection, so the client answers
 // each request once, with the parts of all its instances of that adder.
@@ -50,10 +44,10 @@ func (x *adderAcc) add(y adderAcc) { x.i += y.i; x.f += y.f }
 // hubOf returns the client's hub of the adder kind called name, starting
 // it, or nil when the client is closed.
 func (c *Client) hubOf(kind, name string, double bool) *adderHub {
-	c.adders.mu.Lock()
-	defer c.adders.mu.Unlock()
+	c.sharedMu.Lock()
+	defer c.sharedMu.Unlock()
 	key := kind + "\x00" + name
-	if h := c.adders.m[key]; h != nil {
+	if h, ok := c.shared[key].(*adderHub); ok {
 		return h
 	}
 	h := &adderHub{
@@ -67,10 +61,10 @@ func (c *Client) hubOf(kind, name string, double bool) *adderHub {
 	if !c.handles.spawn(h.run) {
 		return nil
 	}
-	if c.adders.m == nil {
-		c.adders.m = map[string]*adderHub{}
+	if c.shared == nil {
+		c.shared = map[string]any{}
 	}
-	c.adders.m[key] = h
+	c.shared[key] = h
 	return h
 }
 

@@ -39,7 +39,10 @@ type Client struct {
 	// none starts once Close has begun, and Close joins them last. Each
 	// ends when closing is closed.
 	handles *lazyLoop
-	adders  adderHubs // the LongAdder and DoubleAdder subscriptions (adderhub.go)
+	// shared holds what the objects of one name share within the client,
+	// by kind and name: the adders' subscriptions (adderhub.go's hubOf).
+	sharedMu sync.Mutex
+	shared   map[string]any
 
 	retryWindowArg any // RetryWindow in ms, boxed once for script arguments
 	// tokenExtra is the acquire arguments of the fenced kinds after the

@@ -26,7 +26,7 @@ const listMultimapKind = "list multimap"
 //
 // A ListMultimap is safe for concurrent use and holds no state of its own.
 type ListMultimap[K comparable, V any] struct {
-	multimap[K, V]
+	multimapCore[K, V]
 }
 
 // GetListMultimap returns the list multimap called name, from keys of type

@@ -18,24 +18,24 @@ import (
 
 // multimap is the body of a ListMultimap or SetMultimap; its methods are
 // theirs.
-type multimap[K comparable, V any] struct {
+type multimapCore[K comparable, V any] struct {
 	base
 	mode   string // "list" or "set": ARGV[1] of every script
 	prefix string // {name}: the values keys' prefix
 }
 
-func newMultimap[K comparable, V any](c *Client, kind, mode, name string, opts []ObjectOption) multimap[K, V] {
+func newMultimap[K comparable, V any](c *Client, kind, mode, name string, opts []ObjectOption) multimapCore[K, V] {
 	prefix := suffixName(name, "")
 	b := newBase(c, kind, name, c.objectCodec(opts), prefix)
 	b.opKind = strings.ReplaceAll(kind, " ", "_")
-	return multimap[K, V]{base: b, mode: mode, prefix: prefix}
+	return multimapCore[K, V]{base: b, mode: mode, prefix: prefix}
 }
 
 // Name returns the multimap's name, the Redis key of its index hash.
-func (m *multimap[K, V]) Name() string { return m.name }
+func (m *multimapCore[K, V]) Name() string { return m.name }
 
 // Codec returns the codec the multimap encodes its keys and values with.
-func (m *multimap[K, V]) Codec() Codec { return m.codec }
+func (m *multimapCore[K, V]) Codec() Codec { return m.codec }
 
 // multimapID is the id of an encoded key, as Redisson names its values
 // key: the Base64 (standard alphabet, no padding) of its 128-bit
@@ -46,7 +46,7 @@ func multimapID(encoded []byte) string {
 }
 
 // key encodes key and returns it with its id and values key.
-func (m *multimap[K, V]) key(key K) (enc, id, values string, err error) {
+func (m *multimapCore[K, V]) key(key K) (enc, id, values string, err error) {
 	b, err := m.encode(key)
 	if err != nil {
 		return "", "", "", err
@@ -56,7 +56,7 @@ func (m *multimap[K, V]) key(key K) (enc, id, values string, err error) {
 }
 
 // values encodes vs as script or command arguments.
-func (m *multimap[K, V]) values(vs []V) ([]any, error) {
+func (m *multimapCore[K, V]) values(vs []V) ([]any, error) {
 	out := make([]any, len(vs))
 	for i, v := range vs {
 		b, err := m.encode(v)
@@ -69,7 +69,7 @@ func (m *multimap[K, V]) values(vs []V) ([]any, error) {
 }
 
 // run runs a multimap script (one round trip) with the mode first.
-func (m *multimap[K, V]) run(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
+func (m *multimapCore[K, V]) run(ctx context.Context, s *script, keys []string, args ...any) (any, error) {
 	v, err := m.c.scripts.run(ctx, s, keys, append([]any{m.mode}, args...)...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -78,7 +78,7 @@ func (m *multimap[K, V]) run(ctx context.Context, s *script, keys []string, args
 }
 
 // decodeValues decodes a reply's array of encoded values.
-func (m *multimap[K, V]) decodeValues(r any) ([]V, error) {
+func (m *multimapCore[K, V]) decodeValues(r any) ([]V, error) {
 	a, ok := r.([]any)
 	if !ok {
 		return nil, m.errorf("%w: reply %T", ErrUnexpectedReply, r)
@@ -100,7 +100,7 @@ func (m *multimap[K, V]) decodeValues(r any) ([]V, error) {
 
 // decodeKey decodes a stored key, refusing one that cannot be a Go map key
 // (a K holding an interface that decodes to a slice or a map).
-func (m *multimap[K, V]) decodeKey(s string) (K, error) {
+func (m *multimapCore[K, V]) decodeKey(s string) (K, error) {
 	k, err := decodeValue[K](m.codec, m.object, []byte(s))
 	if err == nil && !reflect.ValueOf(&k).Elem().Comparable() {
 		var zero K
@@ -116,7 +116,7 @@ func (m *multimap[K, V]) decodeKey(s string) (K, error) {
 // put). It returns ErrNilValue for a nil pointer key or value, ErrCodec when
 // either does not encode; ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error otherwise.
-func (m *multimap[K, V]) Put(ctx context.Context, key K, v V) (bool, error) {
+func (m *multimapCore[K, V]) Put(ctx context.Context, key K, v V) (bool, error) {
 	n, err := m.PutAll(ctx, key, v)
 	return n > 0, err
 }
@@ -125,7 +125,7 @@ func (m *multimap[K, V]) Put(ctx context.Context, key K, v V) (bool, error) {
 // returns how many were added (all of them for a ListMultimap); no values is
 // no call and 0. If one does not encode nothing is added. It returns the
 // errors of Put.
-func (m *multimap[K, V]) PutAll(ctx context.Context, key K, vs ...V) (_ int64, err error) {
+func (m *multimapCore[K, V]) PutAll(ctx context.Context, key K, vs ...V) (_ int64, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapPut)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -148,7 +148,7 @@ func (m *multimap[K, V]) PutAll(ctx context.Context, key K, vs ...V) (_ int64, e
 // SMEMBERS (Redisson's get(key).readAll() and getAll(key)): a ListMultimap's
 // in insertion order, a SetMultimap's in no particular order. It returns
 // ErrCodec when a value does not decode, and the errors of Put.
-func (m *multimap[K, V]) Get(ctx context.Context, key K) (_ []V, err error) {
+func (m *multimapCore[K, V]) Get(ctx context.Context, key K) (_ []V, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -181,7 +181,7 @@ func (m *multimap[K, V]) Get(ctx context.Context, key K) (_ []V, err error) {
 // ListMultimap) and reports whether there was one; key leaves the multimap
 // with its last value. It is one round trip (Redisson's remove(key, value)).
 // It returns the errors of Put.
-func (m *multimap[K, V]) Remove(ctx context.Context, key K, v V) (_ bool, err error) {
+func (m *multimapCore[K, V]) Remove(ctx context.Context, key K, v V) (_ bool, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -202,7 +202,7 @@ func (m *multimap[K, V]) Remove(ctx context.Context, key K, v V) (_ bool, err er
 // RemoveAll removes key and returns the values it had (none when it was
 // absent), in one round trip (Redisson's removeAll). It returns the errors
 // of Get; when a removed value does not decode it is removed all the same.
-func (m *multimap[K, V]) RemoveAll(ctx context.Context, key K) (_ []V, err error) {
+func (m *multimapCore[K, V]) RemoveAll(ctx context.Context, key K) (_ []V, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapRemoveAll)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -222,7 +222,7 @@ func (m *multimap[K, V]) RemoveAll(ctx context.Context, key K) (_ []V, err error
 // ReplaceValues makes vs key's values and returns the ones it had, in one
 // round trip (Redisson's replaceValues); no vs removes key. If one of vs
 // does not encode nothing changes. It returns the errors of RemoveAll.
-func (m *multimap[K, V]) ReplaceValues(ctx context.Context, key K, vs ...V) (_ []V, err error) {
+func (m *multimapCore[K, V]) ReplaceValues(ctx context.Context, key K, vs ...V) (_ []V, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapReplace)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -247,7 +247,7 @@ func (m *multimap[K, V]) ReplaceValues(ctx context.Context, key K, vs ...V) (_ [
 // how many of them were present (Redisson's fastRemove); no keys is no call
 // and 0. If one key does not encode nothing is removed. It returns the
 // errors of Put.
-func (m *multimap[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
+func (m *multimapCore[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapFastRemove)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil || len(keys) == 0 {

@@ -14,7 +14,7 @@ import (
 // ErrNilValue for a nil pointer key, ErrCodec when it does not encode;
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error otherwise.
-func (m *multimap[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
+func (m *multimapCore[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -32,7 +32,7 @@ func (m *multimap[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err er
 // ContainsEntry reports whether v is among key's values (one LPOS or
 // SISMEMBER). It returns the errors of ContainsKey, and ErrNilValue or
 // ErrCodec for v too.
-func (m *multimap[K, V]) ContainsEntry(ctx context.Context, key K, v V) (_ bool, err error) {
+func (m *multimapCore[K, V]) ContainsEntry(ctx context.Context, key K, v V) (_ bool, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapContainsEntry)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -61,7 +61,7 @@ func (m *multimap[K, V]) ContainsEntry(ctx context.Context, key K, v V) (_ bool,
 // Size returns the number of values of every key together, in one script
 // (Redisson's size). It returns ErrEmptyName, ErrInvalidName, ErrWrongType,
 // ErrClientClosed, or a Redis error.
-func (m *multimap[K, V]) Size(ctx context.Context) (_ int64, err error) {
+func (m *multimapCore[K, V]) Size(ctx context.Context) (_ int64, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapSize)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -74,7 +74,7 @@ func (m *multimap[K, V]) Size(ctx context.Context) (_ int64, err error) {
 
 // KeySize returns the number of keys (one HLEN, Redisson's
 // keySet().size()). It returns the errors of Size.
-func (m *multimap[K, V]) KeySize(ctx context.Context) (_ int64, err error) {
+func (m *multimapCore[K, V]) KeySize(ctx context.Context) (_ int64, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapKeySize)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -88,7 +88,7 @@ func (m *multimap[K, V]) KeySize(ctx context.Context) (_ int64, err error) {
 // KeySet returns every key, in no particular order (one HKEYS, Redisson's
 // readAllKeySet). It returns ErrCodec when a key does not decode, and the
 // errors of Size.
-func (m *multimap[K, V]) KeySet(ctx context.Context) (_ []K, err error) {
+func (m *multimapCore[K, V]) KeySet(ctx context.Context) (_ []K, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapKeySet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -112,7 +112,7 @@ func (m *multimap[K, V]) KeySet(ctx context.Context) (_ []K, err error) {
 // (Redisson's entries): a ListMultimap's values in insertion order. It
 // returns ErrCodec when a key or value does not decode (or a key decodes
 // to something that cannot be a Go map key), and the errors of Size.
-func (m *multimap[K, V]) Entries(ctx context.Context) (_ map[K][]V, err error) {
+func (m *multimapCore[K, V]) Entries(ctx context.Context) (_ map[K][]V, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapEntries)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
@@ -149,7 +149,7 @@ func (m *multimap[K, V]) Entries(ctx context.Context) (_ map[K][]V, err error) {
 // script (Redisson's delete), and reports whether anything existed. An
 // index holding another Redis type is deleted as it is. It returns
 // ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis error.
-func (m *multimap[K, V]) Delete(ctx context.Context) (_ bool, err error) {
+func (m *multimapCore[K, V]) Delete(ctx context.Context) (_ bool, err error) {
 	ctx, rec, err := m.open(ctx, opMultimapDelete)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {

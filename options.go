@@ -273,8 +273,8 @@ type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
 	codec     Codec
-	retention *retention // WithRetention: ReliableTopic only
-	loader    any        // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	retention *retentionBounds // WithRetention: ReliableTopic only
+	loader    any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
 }
 
 // objectOptionsOf applies opts.
@@ -295,8 +295,8 @@ func WithCodec(codec Codec) ObjectOption {
 	return func(o *objectOptions) { o.codec = codec }
 }
 
-// retention is WithRetention's bounds.
-type retention struct {
+// retentionBounds is WithRetention's bounds.
+type retentionBounds struct {
 	maxLen int64
 	maxAge time.Duration
 }

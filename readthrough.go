@@ -96,7 +96,7 @@ func readThroughOf[K comparable, V any](c *Client, kind, name, hash, expiry stri
 		c: c, kind: kind, name: name, opts: rt, hash: hash, expiry: expiry,
 		channel: suffixName(name, "load"),
 		stats:   &cacheCounters{},
-		flights: map[[16]byte]*flight[V]{},
+		flights: map[[16]byte]*loadFlight[V]{},
 		waiters: map[[16]byte]chan struct{}{},
 	}, nil
 }
@@ -123,14 +123,14 @@ type readThrough[K comparable, V any] struct {
 	done  bool // closed: no new subscription
 
 	mu         sync.Mutex
-	flights    map[[16]byte]*flight[V]
+	flights    map[[16]byte]*loadFlight[V]
 	waiters    map[[16]byte]chan struct{} // closed by the key's message, a loss or a confirmation
 	subscribed bool                       // the channel's subscription is confirmed and not lost since
 }
 
-// flight is the resolution of one key in this process, shared by its
+// loadFlight is the resolution of one key in this process, shared by its
 // callers; it ends when every caller has given up.
-type flight[V any] struct {
+type loadFlight[V any] struct {
 	done   chan struct{} // closed once val, ok and err are set
 	val    V
 	ok     bool
@@ -159,7 +159,7 @@ func (rt *readThrough[K, V]) get(ctx context.Context, m missed[K, V]) (V, bool, 
 	f := rt.flights[m.h]
 	if f == nil {
 		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight[V]{done: make(chan struct{}), cancel: cancel}
+		f = &loadFlight[V]{done: make(chan struct{}), cancel: cancel}
 		if !rt.c.handles.spawn(func(cctx context.Context) {
 			stop := context.AfterFunc(cctx, cancel)
 			defer stop()
@@ -183,7 +183,7 @@ func (rt *readThrough[K, V]) get(ctx context.Context, m missed[K, V]) (V, bool, 
 }
 
 // leave counts out a caller that gave up; the last one cancels the flight.
-func (rt *readThrough[K, V]) leave(h [16]byte, f *flight[V]) {
+func (rt *readThrough[K, V]) leave(h [16]byte, f *loadFlight[V]) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	f.refs--
@@ -196,7 +196,7 @@ func (rt *readThrough[K, V]) leave(h [16]byte, f *flight[V]) {
 }
 
 // fly runs one flight to its result.
-func (rt *readThrough[K, V]) fly(ctx context.Context, f *flight[V], m missed[K, V]) {
+func (rt *readThrough[K, V]) fly(ctx context.Context, f *loadFlight[V], m missed[K, V]) {
 	v, ok, err := rt.resolve(ctx, m)
 	rt.mu.Lock()
 	f.val, f.ok, f.err = v, ok, err

@@ -68,7 +68,7 @@ func GetReliableTopic[T any](c *Client, name string, opts ...ObjectOption) *Reli
 // maxLen below -1 or a negative maxAge makes the topic's calls return
 // ErrInvalidRetention. Other objects ignore it.
 func WithRetention(maxLen int64, maxAge time.Duration) ObjectOption {
-	return func(o *objectOptions) { o.retention = &retention{maxLen: maxLen, maxAge: maxAge} }
+	return func(o *objectOptions) { o.retention = &retentionBounds{maxLen: maxLen, maxAge: maxAge} }
 }
 
 // Name returns the topic's name, its stream's key.

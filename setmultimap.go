@@ -26,7 +26,7 @@ const setMultimapKind = "set multimap"
 //
 // A SetMultimap is safe for concurrent use and holds no state of its own.
 type SetMultimap[K comparable, V any] struct {
-	multimap[K, V]
+	multimapCore[K, V]
 }
 
 // GetSetMultimap returns the set multimap called name, from keys of type K
