@@ -224,7 +224,10 @@ func TestConcurrencyRedisDown(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		var mu sync.Mutex
 		var errs []error
-		o := &ConcurrencyOptions{FailClosed: closed, OnError: func(_ *http.Request, err error) {
+		// The 50ms default, as this test was written for: a longer Timeout
+		// leaves go-redis dialling the refused port on its own goroutines
+		// past the Cleanup's wait.
+		o := &ConcurrencyOptions{Timeout: DefaultTimeout, FailClosed: closed, OnError: func(_ *http.Request, err error) {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
