@@ -117,9 +117,11 @@ type Options struct {
 	// A go-redis Hook sees a batched call in ProcessPipelineHook, not
 	// ProcessHook, under the context of the batch's oldest call without its
 	// cancellation; an Observer still counts it as one round trip of its
-	// operation. On a ClusterClient calls are never batched (a batch would
-	// wait for its slowest master, so a failing master would hold up the
-	// calls to the others). Default false.
+	// operation. On a ClusterClient each master has its own lanes and queue
+	// (calls are routed by the slot of their first key, as go-redis routes
+	// them), so a slow or failing master holds up only its own calls; the
+	// pipelines go through the ClusterClient, which follows MOVED and ASK
+	// and resends as for any pipeline. Default false.
 	DisableAutoPipeline bool
 
 	// Observer, when set, sees every public operation and background event

@@ -33,20 +33,19 @@ func newScripts(rdb redis.UniversalClient, topo topology, em *emitter, o Options
 	return &scripts{r: scripting.NewRunner(runnerConfig(rdb, topo, em, o)), emit: em}
 }
 
-// runnerConfig is the engine's configuration for a client on rdb: no
-// auto-pipeline with Options.DisableAutoPipeline nor on Cluster (a batch
-// waits for its slowest master, so one failing master would hold up the
-// calls to the healthy ones); round trips counted into the operation
-// record when an Observer is set; each SCRIPT LOAD after NOSCRIPT of a
-// script the client had loaded or run before reported as
-// EventScriptReloaded (a first load is not a reload).
+// runnerConfig is the engine's configuration for a client on rdb: the
+// auto-pipeline unless Options.DisableAutoPipeline (on Cluster one per
+// master, so that a failing master holds up only its own calls); round
+// trips counted into the operation record when an Observer is set; each
+// SCRIPT LOAD after NOSCRIPT of a script the client had loaded or run
+// before reported as EventScriptReloaded (a first load is not a reload).
 func runnerConfig(rdb redis.UniversalClient, topo topology, em *emitter, o Options) scripting.Config {
 	cfg := scripting.Config{
 		Redis:    rdb,
 		Cluster:  topo.cluster,
 		Reloaded: func(name string) { em.emit(Event{Type: EventScriptReloaded, Name: name}) },
 	}
-	if !o.DisableAutoPipeline && !topo.isCluster() {
+	if !o.DisableAutoPipeline {
 		cfg.Lanes = autoPipeLanes
 	}
 	if o.Observer != nil {
