@@ -199,7 +199,7 @@ func makeWaiters(ctx context.Context, c *redisson.Client, rdb *redis.Client, n i
 	before := runtime.NumGoroutine()
 	for i := range n {
 		wg.Go(func() {
-			_ = c.GetLock("cost:wait:"+strconv.Itoa(i%names)).Lock(wctx)
+			_ = c.GetLock("cost:wait:" + strconv.Itoa(i%names)).Lock(wctx)
 		})
 	}
 	// The waiters are in place when their goroutines exist and the
