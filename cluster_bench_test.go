@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,9 +26,15 @@ func BenchmarkClusterLockUncontended(b *testing.B) {
 		rdb := cl.Client(b)
 		h := &benchRTHook{}
 		ctx := benchCtx(b)
-		rdb.OnNewNode(func(n *redis.Client) { n.AddHook(h) })
+		var hooked sync.Map // each node client once
+		add := func(n *redis.Client) {
+			if _, dup := hooked.LoadOrStore(n, true); !dup {
+				n.AddHook(h)
+			}
+		}
+		rdb.OnNewNode(add)
 		if err := rdb.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
-			n.AddHook(h)
+			add(n)
 			return nil
 		}); err != nil {
 			b.Fatal(err)
