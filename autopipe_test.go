@@ -263,8 +263,8 @@ func TestAutoPipeCluster(t *testing.T) {
 	t.Cleanup(func() { cc.Close() })
 	c := newClient(t, cc, nil)
 	cfg := runnerConfig(cc, topologyOf(cc), nil, c.Options())
-	if cfg.Lanes != autoPipeLanes || cfg.Cluster == nil {
-		t.Fatalf("Cluster runner config: lanes %d, cluster %v; want %d lanes on the cluster client", cfg.Lanes, cfg.Cluster != nil, autoPipeLanes)
+	if cfg.Lanes != clusterPipeLanes || cfg.Cluster == nil {
+		t.Fatalf("Cluster runner config: lanes %d, cluster %v; want %d lanes on the cluster client", cfg.Lanes, cfg.Cluster != nil, clusterPipeLanes)
 	}
 	if runnerConfig(cc, topologyOf(cc), nil, Options{DisableAutoPipeline: true}).Lanes != 0 {
 		t.Fatal("auto-pipelining on Cluster with DisableAutoPipeline")

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// BenchmarkClusterLockUncontended runs lock+unlock in 32 goroutines, each
+// BenchmarkClusterLockUncontended runs lock+unlock in 4 or 32 goroutines, each
 // on a lock of its own (names spread over the masters), on one client of a
 // 3-master cluster, with the per-master auto-pipeline and without it.
 // Round trips are counted on the node clients, where every command and
@@ -22,7 +22,7 @@ import (
 //	go test -run '^$' -bench ClusterLockUncontended -benchtime 5s .
 func BenchmarkClusterLockUncontended(b *testing.B) {
 	cl := redistest.StartCluster(b, 3, 0)
-	run := func(b *testing.B, opts *Options) {
+	run := func(b *testing.B, goroutines int, opts *Options) {
 		rdb := cl.Client(b)
 		h := &benchRTHook{}
 		ctx := benchCtx(b)
@@ -45,7 +45,7 @@ func BenchmarkClusterLockUncontended(b *testing.B) {
 		}
 		var seq atomic.Int64
 		var failed atomic.Value
-		b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
+		b.SetParallelism(max(1, goroutines/runtime.GOMAXPROCS(0)))
 		b.ReportAllocs()
 		rt0 := h.roundTrips()
 		b.ResetTimer()
@@ -72,6 +72,8 @@ func BenchmarkClusterLockUncontended(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		b.ReportMetric(float64(h.roundTrips()-rt0)/float64(b.N), "roundtrips/op")
 	}
-	b.Run("parallel32", func(b *testing.B) { run(b, nil) })
-	b.Run("parallel32-noautopipe", func(b *testing.B) { run(b, &Options{DisableAutoPipeline: true}) })
+	b.Run("parallel4", func(b *testing.B) { run(b, 4, nil) })
+	b.Run("parallel4-noautopipe", func(b *testing.B) { run(b, 4, &Options{DisableAutoPipeline: true}) })
+	b.Run("parallel32", func(b *testing.B) { run(b, 32, nil) })
+	b.Run("parallel32-noautopipe", func(b *testing.B) { run(b, 32, &Options{DisableAutoPipeline: true}) })
 }

@@ -117,11 +117,15 @@ type Options struct {
 	// A go-redis Hook sees a batched call in ProcessPipelineHook, not
 	// ProcessHook, under the context of the batch's oldest call without its
 	// cancellation; an Observer still counts it as one round trip of its
-	// operation. On a ClusterClient each master has its own lanes and queue
-	// (calls are routed by the slot of their first key, as go-redis routes
-	// them), so a slow or failing master holds up only its own calls; the
-	// pipelines go through the ClusterClient, which follows MOVED and ASK
-	// and resends as for any pipeline. Default false.
+	// operation. On a ClusterClient each master has its own queue, behind
+	// one send in flight to that master (calls are routed by the slot of
+	// their first key, as go-redis routes them), so a slow or failing master
+	// holds up only its own calls. There a call sent alone goes through the
+	// ClusterClient as without the auto-pipeline; a batch goes through the
+	// master's node client (seen by that client's hooks, those
+	// ClusterClient.OnNewNode adds, not the ClusterClient's), and a call it
+	// answers with MOVED or ASK is sent again alone through the
+	// ClusterClient, which follows the redirection. Default false.
 	DisableAutoPipeline bool
 
 	// Observer, when set, sees every public operation and background event

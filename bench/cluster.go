@@ -151,5 +151,39 @@ func runCluster(ctx context.Context, s *suite) error {
 	for _, t := range tables {
 		s.emit(t)
 	}
+	return s.clusterWatchdog(ctx, srvs, admins)
+}
+
+// clusterWatchdog: one client holds n leases (lease 0, the watchdog keeps
+// them) on names spread over the masters; a renewal pass should be one
+// pipeline per master.
+func (s *suite) clusterWatchdog(ctx context.Context, srvs []*server, admins []*redis.Client) error {
+	n, timeout, periods := 100000, 9*time.Second, 1
+	if s.short {
+		n, timeout, periods = 1000, 600*time.Millisecond, 2
+	}
+	t := &table{
+		title: fmt.Sprintf("Redis Cluster, 3 masters: watchdog renewals of %d leases, one client", n),
+		note: "As the single-node watchdog table, on a Cluster client; round trips are counted on the node clients, " +
+			"so one pass is at best one pipeline per master (3 per period).",
+		cols: []col{
+			{key: "rt", head: "round trips/period (min-max)", format: "%.1f", spread: true},
+			{key: "srv", head: "Redis cmds/period", format: "%.0f"},
+			{key: "cpu", head: "client CPU ms/period (min-max)", format: "%.1f", spread: true},
+			{key: "pass", head: "longest pass ms (min-max)", format: "%.0f", spread: true},
+			{key: "lost", head: "holds lost", format: "%.0f"},
+		},
+	}
+	r := t.row("redisson Lock", fmt.Sprintf("%d leases, WatchdogTimeout %v", n, timeout), kindOurs)
+	h := &rtHook{}
+	cc, err := clusterClient(ctx, srvs, h)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	for _, res := range s.watchdogOn(ctx, cc, h, admins, n, timeout, periods) {
+		r.add(res.m, res.err)
+	}
+	s.emit(t)
 	return nil
 }
