@@ -238,13 +238,14 @@ type floorMutex struct {
 	rdbs   []redis.UniversalClient
 	ping   bool
 	fanOut bool
+	key    string // the EVALSHA's one key: the lock's name, so that a Cluster routes it by slot
 }
 
 func (m floorMutex) one(ctx context.Context, rdb redis.UniversalClient) error {
 	if m.ping {
 		return rdb.Ping(ctx).Err()
 	}
-	return scriptOne.Run(ctx, rdb, nil).Err()
+	return scriptOne.Run(ctx, rdb, []string{m.key}).Err()
 }
 
 func (m floorMutex) lock(ctx context.Context) error {
@@ -275,11 +276,11 @@ func floorLib(settings string, ping, all, fanOut bool) lockLib {
 	name := "floor"
 	return lockLib{name: name, settings: settings, kind: kindFloor,
 		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
-			return func(i int, _ string) mutex {
+			return func(i int, name string) mutex {
 				if all {
-					return floorMutex{rdbs: rdbs, ping: ping, fanOut: fanOut}
+					return floorMutex{rdbs: rdbs, ping: ping, fanOut: fanOut, key: name}
 				}
-				return floorMutex{rdbs: rdbs[i : i+1], ping: ping}
+				return floorMutex{rdbs: rdbs[i : i+1], ping: ping, key: name}
 			}, func() {}, nil
 		}}
 }

@@ -99,16 +99,16 @@ func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Cl
 func (s *suite) watchdogOn(ctx context.Context, rdb redis.UniversalClient, h *rtHook, admins []*redis.Client, n int, timeout time.Duration, periods int) []result {
 	fail := func(err error) []result { return []result{{err: err}} }
 	hooks := []*rtHook{h}
+	defer func() { // after the client's Close: a flush under a live watchdog loses its holds
+		for _, a := range admins {
+			a.FlushAll(context.WithoutCancel(ctx))
+		}
+	}()
 	c, err := redisson.New(rdb, &redisson.Options{WatchdogTimeout: timeout})
 	if err != nil {
 		return fail(err)
 	}
 	defer c.Close()
-	defer func() {
-		for _, a := range admins {
-			a.FlushAll(context.WithoutCancel(ctx))
-		}
-	}()
 
 	start := time.Now()
 	locks := make([]*redisson.Lock, n)
