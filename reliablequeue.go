@@ -50,6 +50,15 @@ const rqPayloadName = "payload"
 // letters, so the stream holds only the jobs not yet done.
 // docs/guarantees.md says what a failover can lose.
 //
+// Order: an unpartitioned queue delivers jobs first in the order they
+// entered its stream (enqueued, or due after a delay or back-off); with
+// Concurrency above 1, or several workers, they run concurrently, and a
+// retried or taken-over job comes back behind the jobs enqueued meanwhile.
+// WithPartitions splits the queue over streams in their own hash slots
+// (on a Cluster, spread over the masters): that order holds within each
+// partition (for the jobs of one JobPartitionKey, say) and none across
+// them. Each worker consumes every partition.
+//
 // A ReliableQueue is safe for concurrent use and holds no state of its
 // own; its workers' leases live in its Client.
 type ReliableQueue[T any] struct {
@@ -85,7 +94,7 @@ func GetReliableQueue[T any](c *Client, name string, opts ...ObjectOption) *Reli
 	return q
 }
 
-// Name returns the queue's name, the key of its stream.
+// Name returns the queue's name, the key of its stream (partition 0's).
 func (q *ReliableQueue[T]) Name() string { return q.name }
 
 // DeadLetterName returns the key of the queue's dead-letter stream (of
@@ -130,7 +139,9 @@ func JobDedupID(id string, window time.Duration) EnqueueOption {
 // Enqueue adds a job of value v and returns its id and true; or, with
 // JobDedupID naming a job enqueued within the window, that job's id and
 // false. The id is the job's stream entry id (a delayed job's: 32 hex
-// digits), and stays the job's through its retries. The job is added once
+// digits; in partition i >= 1 either after "p<i>/"), and stays the job's
+// through its retries. A partitioned queue puts the job in the partition
+// of its JobPartitionKey, else of its JobDedupID, else the next in turn. The job is added once
 // even when go-redis resends the call (a marker
 // redisson_rq_call:{name}:<client uuid>:<n> holds the result for the
 // retry window). With Options.ReplicaAck, the call waits for that many
@@ -140,9 +151,10 @@ func JobDedupID(id string, window time.Duration) EnqueueOption {
 // with the same JobDedupID, which adds it only if it is gone). Enqueue
 // returns ErrNilValue for a nil pointer or
 // interface, ErrCodec when v does not encode, ErrNegativeDuration for a
-// negative JobDelay, ErrInvalidOption for a bad JobDedupID; ErrEmptyName,
-// ErrInvalidName, ErrWrongType (the name holds another type: Redis is
-// left unchanged), ErrClientClosed, or a Redis error otherwise.
+// negative JobDelay, ErrInvalidOption for a bad JobDedupID (or
+// WithPartitions out of range); ErrEmptyName, ErrInvalidName,
+// ErrWrongType (the name holds another type: Redis is left unchanged),
+// ErrClientClosed, or a Redis error otherwise.
 func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOption) (_ string, added bool, err error) {
 	ctx, rec, err := q.openCall(ctx, opRQEnqueue)
 	defer func() { rec.end(err, enqueueOutcome(added)) }()

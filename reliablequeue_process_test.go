@@ -356,19 +356,29 @@ func readRQEnqueues(t *testing.T, hist func(string) string, producers int) map[s
 
 func readRecords(t *testing.T, path string) [][]string {
 	t.Helper()
+	var out [][]string
+	forRecords(t, path, func(f []string) { out = append(out, f) })
+	return out
+}
+
+// forRecords calls each with the fields of each record of the file at
+// path, one at a time (the soak's history is too large to hold as text).
+func forRecords(t *testing.T, path string, each func([]string)) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if fs := strings.Fields(sc.Text()); len(fs) > 0 {
-			out = append(out, fs)
+			each(fs)
 		}
 	}
-	return out
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type rqReport struct {
@@ -393,7 +403,7 @@ func checkRQHistory(t *testing.T, enq map[string]string, path string, dead []Dea
 		value[id] = v
 	}
 	events := map[string][]rqEvent{}
-	for _, f := range readRecords(t, path) {
+	forRecords(t, path, func(f []string) {
 		var e rqEvent
 		switch f[0] {
 		case "start":
@@ -413,7 +423,7 @@ func checkRQHistory(t *testing.T, enq map[string]string, path string, dead []Dea
 			t.Fatalf("bad record %v", f)
 		}
 		events[f[1]] = append(events[f[1]], e)
-	}
+	})
 	deadJobs := map[string]DeadLetter[string]{}
 	for _, d := range dead {
 		if _, dup := deadJobs[d.JobID]; dup {
