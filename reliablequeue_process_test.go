@@ -171,6 +171,7 @@ var rqJobsPerProducer = 1500
 // variant run.
 type rqCrashSetup struct {
 	topology  string
+	faults    string
 	addr      string                // the children's: a server, or a Cluster's nodes comma-separated
 	rdb       redis.UniversalClient // the test's
 	parts     int                   // WithPartitions
@@ -193,6 +194,7 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 	rdb := srv.Client(t)
 	runRQCrash(t, rqCrashSetup{
 		topology: "single", addr: srv.Addr(), rdb: rdb, parts: 1,
+		faults:    "SIGKILL of worker processes + CLIENT KILL + Redis crash restart (appendonly, appendfsync always)",
 		crash:     func() { srv.CrashRestart(t) },
 		killConns: func(ctx context.Context) int { return killWorkerConns(ctx, rdb) },
 	})
@@ -223,6 +225,7 @@ func TestReliableQueueClusterCrashHistory(t *testing.T) {
 	}
 	runRQCrash(t, rqCrashSetup{
 		topology: "cluster of 3 masters, 6 partitions", addr: strings.Join(cl.Addrs(), ","), rdb: rdb, parts: parts,
+		faults: "SIGKILL of worker processes + CLIENT KILL on every master",
 		killConns: func(ctx context.Context) int {
 			n := 0
 			var mu sync.Mutex
@@ -303,8 +306,8 @@ func runRQCrash(t *testing.T, s rqCrashSetup) {
 		t.Fatal(err)
 	}
 	r := checkRQHistory(t, enq, hist("workers"), dead, killed)
-	t.Logf("SUMMARY fault=SIGKILL of worker processes + CLIENT KILL + Redis crash restart (appendfsync always; not on the cluster); topology=%s, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; violations=0",
-		s.topology, lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts)
+	t.Logf("SUMMARY fault=%s; topology=%s, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; violations=0",
+		s.faults, s.topology, lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts)
 }
 
 // killWorkerConns kills the connections of every worker process and
