@@ -49,7 +49,9 @@ type rqWorker[T any] struct {
 // Jobs are received in stream order; with Concurrency above 1 they run
 // concurrently, so they may finish in any order. A partitioned queue's
 // worker runs a fetch loop per partition, feeding the same handlers: jobs
-// are received in order within each partition, in no order across them.
+// are received in order within each partition, in no order across them,
+// and up to one job per partition more than Concurrency+Prefetch may be
+// received ahead.
 //
 // Process returns an error matching ctx.Err() after a shutdown caused by
 // ctx; ErrClientClosed after one caused by Client.Close; ErrInvalidOption
@@ -71,6 +73,13 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 	if err != nil {
 		return q.wrap(err)
 	}
+	// A partitioned queue's worker has a slot more per partition: each
+	// partition's loop waits for new jobs holding one (see fetchLoop), and
+	// the others must still find Concurrency+Prefetch.
+	buf := opts.Concurrency + opts.Prefetch
+	if len(q.parts) > 1 {
+		buf += len(q.parts)
+	}
 	w := &rqWorker[T]{
 		q:        q,
 		handler:  handler,
@@ -79,8 +88,8 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 		spec:     &renewSpec{what: reliableQueueKind, script: scriptRQRenew},
 		reclaim:  max(min(opts.Lease/4, time.Second), 10*time.Millisecond),
 		shared:   len(q.parts) > 1,
-		slots:    make(chan struct{}, opts.Concurrency+opts.Prefetch),
-		jobs:     make(chan *Job[T], opts.Concurrency+opts.Prefetch),
+		slots:    make(chan struct{}, buf),
+		jobs:     make(chan *Job[T], buf),
 		stop:     make(chan struct{}),
 	}
 	for i := range q.parts {
