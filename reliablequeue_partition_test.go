@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // A queue of 4 partitions: jobs given a JobPartitionKey are first
@@ -259,4 +260,59 @@ func rqPartOfID(id string) string {
 		return p
 	}
 	return "p0"
+}
+
+// A worker of a queue with more partitions than the blocking reads its
+// pool spares (PoolSize 4: 2 blocking reads, 8 partitions) picks up the
+// jobs enqueued on an idle queue in every partition, and its other calls
+// still find connections.
+func TestReliableQueuePartitionsBeyondPool(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.PoolSize = 4 })
+	c := newClient(t, rdb, &Options{WatchdogTimeout: time.Second})
+	q := GetReliableQueue[string](c, "jobs", WithPartitions(8))
+	ctx := testCtx(t, time.Minute)
+	var mu sync.Mutex
+	got := map[string]int{}
+	process(t, q, func(_ context.Context, j *Job[string]) error {
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		got[j.Value]++
+		mu.Unlock()
+		return nil
+	}, WorkerOptions{Concurrency: 2})
+	// The loops wait for jobs: 2 in blocking reads, 6 pausing.
+	admin := srv.Client(t)
+	most := 0
+	for range 30 {
+		info := admin.Info(ctx, "clients").Val()
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "blocked_clients:"); ok {
+				var b int
+				fmt.Sscan(v, &b)
+				most = max(most, b)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if most < 1 || most > 2 {
+		t.Fatalf("%d blocking reads at most, want 1 or 2 (half the pool)", most)
+	}
+	const n = 64
+	for i := range n {
+		if _, _, err := q.Enqueue(ctx, fmt.Sprint("j", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every job handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == n
+	})
+	waitFor(t, "every job acked", func() bool { st := mustStats(t, q); return st.Ready+st.InFlight == 0 })
+	for v, k := range got {
+		if k != 1 {
+			t.Fatalf("job %s handled %d times", v, k)
+		}
+	}
 }

@@ -56,7 +56,10 @@ func rqPartitionsKey(name string) string { return prefixName("redisson_rq_partit
 // to, else its JobDedupID's, else the next in turn; Process consumes every
 // partition. Order holds within a partition only (see ReliableQueue). A
 // queue's partitions may grow but must not shrink while the partitions
-// dropped still hold jobs: no worker would consume them. n of 1 is an
+// dropped still hold jobs: no worker would consume them. A worker waits
+// for new jobs in a blocking read per partition, each holding a connection
+// of go-redis's pool, up to half the pool (PoolSize); the partitions
+// beyond it look for new jobs every 250ms instead. n of 1 is an
 // unpartitioned queue; an n below 1 or above 1024 makes the queue's calls
 // return ErrInvalidOption. Other objects ignore it.
 func WithPartitions(n int) ObjectOption {

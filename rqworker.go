@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -23,6 +24,9 @@ type rqWorker[T any] struct {
 	spec     *renewSpec
 	reclaim  time.Duration
 	shared   bool // several partitions' fetch loops share the slots
+	// blockers bounds the partitions' blocking reads (each holds a
+	// connection of go-redis's pool while it waits): half the pool.
+	blockers chan struct{}
 
 	slots chan struct{}   // a token per job received and not yet settled
 	jobs  chan *Job[T]    // received, not yet started
@@ -88,6 +92,7 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 		spec:     &renewSpec{what: reliableQueueKind, script: scriptRQRenew},
 		reclaim:  max(min(opts.Lease/4, time.Second), 10*time.Millisecond),
 		shared:   len(q.parts) > 1,
+		blockers: make(chan struct{}, max(poolSize(q.c.rdb)/2, 1)),
 		slots:    make(chan struct{}, buf),
 		jobs:     make(chan *Job[T], buf),
 		stop:     make(chan struct{}),
@@ -203,7 +208,7 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 					w.giveSlots(n - 1)
 					n = 1
 				}
-				got, err = w.block(p, n, wait)
+				got, err = w.blockOrPause(p, n, wait)
 				caughtUp = err == nil && got > 0 && got < n
 			}
 		}
@@ -222,6 +227,45 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 		return ErrClientClosed
 	}
 	return fmt.Errorf("redisson: %s %q: worker stopped: %w", w.q.kind, w.q.name, ctx.Err())
+}
+
+// blockOrPause is block, for a partition's loop when a blocking read is
+// free (else it waits up to 250ms, for a fetch again); it is block for an
+// unpartitioned queue.
+func (w *rqWorker[T]) blockOrPause(p *rqPart, n int, wait time.Duration) (int, error) {
+	if !w.shared {
+		return w.block(p, n, wait)
+	}
+	select {
+	case w.blockers <- struct{}{}:
+		defer func() { <-w.blockers }()
+		return w.block(p, n, wait)
+	default:
+		w.pause(min(wait, rqPollPause))
+		return 0, nil
+	}
+}
+
+// rqPollPause is how long a partition's loop that found no blocking read
+// free waits before it fetches again.
+const rqPollPause = 250 * time.Millisecond
+
+// poolSize is the connection pool size of rdb (of each node, on a
+// Cluster); go-redis's default when rdb tells none.
+func poolSize(rdb redis.UniversalClient) int {
+	n := 0
+	switch c := rdb.(type) {
+	case *redis.Client:
+		n = c.Options().PoolSize
+	case *redis.ClusterClient:
+		n = c.Options().PoolSize
+	case *redis.Ring:
+		n = c.Options().PoolSize
+	}
+	if n <= 0 {
+		n = 10 * runtime.GOMAXPROCS(0)
+	}
+	return n
 }
 
 // running reports whether the worker has not been told to stop.
