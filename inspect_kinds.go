@@ -36,6 +36,7 @@ var prefixKinds = []struct {
 	{"redisson_rq_delayed:", KindReliableDelayed},
 	{"redisson_rq_jobs:", KindReliableDelayed},
 	{"redisson_rq_dead:", KindDeadLetters},
+	{"redisson_rq_partitions:", KindReliablePartitions},
 	{"redisson_rq_dedup:", KindBookkeeping},
 	{"redisson_rq_call:", KindBookkeeping},
 	{"redisson_election:", KindElection},

@@ -127,6 +127,9 @@ const (
 	KindReliableDelayed ObjectKind = "reliable-delayed"
 	// KindDeadLetters is a ReliableQueue's redisson_rq_dead:{name}.
 	KindDeadLetters ObjectKind = "dead-letters"
+	// KindReliablePartitions is a partitioned ReliableQueue's
+	// redisson_rq_partitions:{name}, its partition count.
+	KindReliablePartitions ObjectKind = "reliable-partitions"
 	// KindElection is an Election's redisson_election:{name} (its lock is a
 	// KindLock at name).
 	KindElection ObjectKind = "election"

@@ -278,9 +278,10 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
-	codec     Codec
-	retention *retentionBounds // WithRetention: ReliableTopic only
-	loader    any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	codec      Codec
+	retention  *retentionBounds // WithRetention: ReliableTopic only
+	partitions int              // WithPartitions: ReliableQueue only
+	loader     any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
 }
 
 // objectOptionsOf applies opts.
