@@ -58,6 +58,10 @@ type Client struct {
 	// mapLoaders holds the MapCaches' read-through loaders, one per name
 	// and types, shared by the handles (any: a *readThrough[K, V]).
 	mapLoaders sync.Map
+	// writers holds the write-behind queues, written out by Close;
+	// mapWriters the MapCaches' Writers, one per name and types.
+	writers    writerRegistry
+	mapWriters sync.Map
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -143,6 +147,7 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.writers.closeAll() // first: a Writer may still use the client
 	close(c.closing)
 	c.handles.stop() // no handle starts a goroutine after this
 	c.queues.close()

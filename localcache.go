@@ -65,6 +65,7 @@ type LocalCachedMap[K comparable, V any] struct {
 	log     string
 	anyKey  bool               // K is an interface: a key's dynamic type may not be comparable
 	rt      *readThrough[K, V] // WithReadThrough; nil without
+	w       *mapWriter[K, V]   // WithWriteThrough, WithWriteBehind; nil without
 	stats   cacheCounters
 
 	n       atomic.Pointer[near[K, V]] // set by the first call
@@ -119,6 +120,11 @@ func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCache
 	case rt != nil:
 		rt.stats = &lc.stats
 		lc.rt = rt
+	}
+	if lc.badOpts == nil {
+		if lc.w, err = writerOf[K, V](c, localCacheKind, name, &lc.stats, opts); err != nil {
+			lc.badOpts = err
+		}
 	}
 	lc.stats.size = lc.CachedSize
 	_, _ = rand.Read(lc.id[:])
@@ -216,7 +222,10 @@ func (lc *LocalCachedMap[K, V]) run(n *near[K, V], done chan struct{}) {
 
 // Close ends the handle (Redisson's destroy): it unsubscribes from the
 // map's channel, empties the local cache and waits for the handle's
-// goroutine. The map in Redis is unchanged. Every later call returns
+// goroutine. The map in Redis is unchanged. With WithWriteBehind it first
+// writes the queue out, for WriteBehind.CloseTimeout at most, and returns
+// an error wrapping ErrWriteBehindUnflushed (saying how many keys the
+// Writer did not get) when that was not enough. Every later call returns
 // ErrHandleClosed. Close is safe to call more than once.
 func (lc *LocalCachedMap[K, V]) Close() error {
 	lc.mu.Lock()
@@ -224,6 +233,9 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 		lc.mu.Unlock()
 		return nil
 	}
+	lc.mu.Unlock()
+	werr := lc.w.close() // the writes already made reach the Writer; new ones get ErrHandleClosed
+	lc.mu.Lock()
 	sub, done := lc.sub, lc.done
 	lc.sub = nil
 	close(lc.stop)
@@ -245,7 +257,7 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 		n.mu.Unlock()
 		lc.m.c.caches.retire(&lc.stats)
 	}
-	return nil
+	return werr
 }
 
 // cacheable reports whether key can be a Go map key (an interface K may

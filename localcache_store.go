@@ -366,3 +366,20 @@ func (n *near[K, V]) delLocked(key K, h [16]byte) {
 	}
 	n.cache.del(key)
 }
+
+// readAny takes one ticket per stripe, for a read whose keys are not known
+// before it returns (PreloadCache's HSCAN): ticketOf picks a key's.
+func (n *near[K, V]) readAny() (gen uint64, epochs [guardStripes]uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range n.stripes {
+		epochs[i] = n.stripes[i].epoch
+	}
+	return n.gen, epochs
+}
+
+// ticketOf is the ticket of the key hashed h out of readAny's snapshot.
+func ticketOf(gen uint64, epochs *[guardStripes]uint64, h [16]byte) ticket {
+	s := stripeOf(h)
+	return ticket{gen: gen, epoch: epochs[s], stripe: s}
+}
