@@ -29,17 +29,47 @@ func (lc *LocalCachedMap[K, V]) GetFromRedis(ctx context.Context, key K) (V, boo
 
 // Preload reads keys into the local cache as GetAll does (one HMGET for
 // those not cached; with a ReadThrough the absent ones are loaded), so that
-// the next reads of them are local hits. It returns the errors of GetAll.
+// the next reads of them are local hits. On a handle's first call it first
+// waits (5s at most) for the map's subscription to be confirmed: nothing
+// is cached before. It returns the errors of GetAll.
 func (lc *LocalCachedMap[K, V]) Preload(ctx context.Context, keys ...K) error {
-	_, err := lc.GetAll(ctx, keys...)
+	n, err := lc.ready(ctx)
+	if err != nil {
+		return err
+	}
+	lc.awaitLive(ctx, n)
+	_, err = lc.GetAll(ctx, keys...)
 	return err
+}
+
+// awaitLive waits, 5s at most, until the local cache serves (its
+// subscription confirmed).
+func (lc *LocalCachedMap[K, V]) awaitLive(ctx context.Context, n *near[K, V]) {
+	lc.mu.Lock()
+	sub := lc.sub
+	lc.mu.Unlock()
+	if sub == nil || n.live.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	sub.ready(ctx, 5*time.Second)
+	for !n.live.Load() && ctx.Err() == nil { // the hook that sets it runs just after
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 }
 
 // PreloadCache reads up to count entries of the map (all of them for a
 // count of 0) into the local cache, paging with HSCAN (Redisson's
 // preloadCache), and returns how many it cached. An entry written or
 // invalidated while it was read is left out, as for any read; so are
-// entries the CacheSize has no room for. Nothing is loaded. It returns
+// entries the CacheSize has no room for. Nothing is loaded. It waits for
+// the subscription as Preload does. It returns
 // ErrNegativeCount for a negative count, and the errors of ReadAll.
 func (lc *LocalCachedMap[K, V]) PreloadCache(ctx context.Context, count int) (int, error) {
 	n, err := lc.ready(ctx)
@@ -52,6 +82,7 @@ func (lc *LocalCachedMap[K, V]) PreloadCache(ctx context.Context, count int) (in
 	if lc.opts.StoreMode == StoreLocalCacheOnly {
 		return 0, nil
 	}
+	lc.awaitLive(ctx, n)
 	cached := 0
 	var cursor uint64
 	for {
