@@ -56,7 +56,7 @@ type MapCache[K comparable, V any] struct {
 	m    *Map[K, V] // the codec, key encoding, decoding and errors
 	keys []string   // the KEYS of every script (see prelude_mapcache.lua)
 	used atomic.Bool
-	load mapCacheLoad[K, V] // WithReadThrough (mapcache_load.go)
+	load mapCacheLoad[K, V]  // WithReadThrough (mapcache_load.go)
 	w    mapCacheWrite[K, V] // WithWriteThrough, WithWriteBehind (mapcache_write.go)
 }
 
