@@ -22,6 +22,7 @@ type CacheStats struct {
 	WriteErrors   uint64 // failed Writer calls (each retry of a write-behind batch counts)
 	WritesDropped uint64 // write-behind keys the Writer never got (MaxAttempts reached, Close gave up)
 	WriteQueue    int    // keys in write-behind queues now
+	Refreshes     uint64 // of Loads, background reloads of entries older than ReadThrough.RefreshAfter
 }
 
 // add adds o to s.
@@ -38,13 +39,14 @@ func (s *CacheStats) add(o CacheStats) {
 	s.WriteErrors += o.WriteErrors
 	s.WritesDropped += o.WritesDropped
 	s.WriteQueue += o.WriteQueue
+	s.Refreshes += o.Refreshes
 }
 
 // cacheCounters are one cache's counts, updated without locking.
 type cacheCounters struct {
 	hits, misses, loads, loadErrors, evictions, invalidations, stale atomic.Uint64
 	size                                                             func() int // nil: 0
-	writes, writeErrors, writesDropped                               atomic.Uint64
+	writes, writeErrors, writesDropped, refreshes                    atomic.Uint64
 	queued                                                           func() int // write-behind queue length; nil: 0
 }
 
@@ -57,6 +59,7 @@ func (c *cacheCounters) snapshot() CacheStats {
 		s.Size = c.size()
 	}
 	s.Writes, s.WriteErrors, s.WritesDropped = c.writes.Load(), c.writeErrors.Load(), c.writesDropped.Load()
+	s.Refreshes = c.refreshes.Load()
 	if c.queued != nil {
 		s.WriteQueue = c.queued()
 	}

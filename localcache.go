@@ -66,6 +66,7 @@ type LocalCachedMap[K comparable, V any] struct {
 	anyKey  bool               // K is an interface: a key's dynamic type may not be comparable
 	rt      *readThrough[K, V] // WithReadThrough; nil without
 	w       *mapWriter[K, V]   // WithWriteThrough, WithWriteBehind; nil without
+	refresh refreshes[K]       // ReadThrough.RefreshAfter: keys being reloaded
 	stats   cacheCounters
 
 	n       atomic.Pointer[near[K, V]] // set by the first call
@@ -173,6 +174,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 	n := lc.n.Load()
 	if n == nil {
 		n = newNear[K, V](lc.opts, &lc.stats)
+		n.stamp = lc.rt != nil && lc.rt.opts.RefreshAfter > 0
 		done := make(chan struct{})
 		if !lc.m.c.handles.spawn(func(context.Context) { lc.run(n, done) }) {
 			n.cache.stop()
