@@ -141,13 +141,18 @@ func (c *Client) Options() Options { return c.opts }
 // for the queues' dispatcher loops to finish their BLMOVE and put back what
 // they hold). The delayed queues it runs stop (a move in flight either ran
 // whole on the server or not at all). Every later call on an object of this
-// client returns ErrClientClosed. Close does not close the go-redis client
-// and is safe to call more than once.
+// client returns ErrClientClosed. Before all that, it writes out the
+// write-behind queues of the maps with WithWriteBehind (each for its
+// CloseTimeout at most; lost keys are an EventWriteBehindDropped), while
+// the client still works. Close does not close the go-redis client and is
+// safe to call more than once.
 func (c *Client) Close() error {
+	// The write-behind queues first, while the client still works: a
+	// Writer may use it.
+	c.writers.closeAll()
 	if c.closed.Swap(true) {
 		return nil
 	}
-	c.writers.closeAll() // first: a Writer may still use the client
 	close(c.closing)
 	c.handles.stop() // no handle starts a goroutine after this
 	c.queues.close()

@@ -404,3 +404,35 @@ func TestWriterOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBehindWriterUsesClient: a Writer that writes through the same
+// Client still works while Client.Close writes its queue out.
+func TestWriteBehindWriterUsesClient(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c, err := New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), name, name+":sot") })
+	sot := GetMap[string, string](c, name+":sot")
+	lc := GetLocalCachedMap[string, string](c, name, LocalCacheOptions{}, WithWriteBehind(Writer[string, string]{
+		Write: func(ctx context.Context, m map[string]string) error {
+			for k, v := range m {
+				if _, err := sot.FastPut(ctx, k, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Delete: func(ctx context.Context, keys []string) error { _, err := sot.FastRemove(ctx, keys...); return err },
+	}, WriteBehind{Delay: time.Hour, CloseTimeout: 10 * time.Second}))
+	if _, err := lc.FastPut(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if v, err := rdb.HLen(ctx, name+":sot").Result(); err != nil || v != 1 {
+		t.Fatalf("the Writer's map has %d entries (%v) after Client.Close, want 1", v, err)
+	}
+}
