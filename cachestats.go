@@ -18,6 +18,11 @@ type CacheStats struct {
 	Invalidations uint64 // keys invalidated or updated, and clears, by other instances' messages
 	StaleServes   uint64 // of Hits, those served while the map's connection was lost (ServeStaleFor)
 	Size          int    // entries in the local cache now
+	Writes        uint64 // keys a Writer wrote or deleted (WithWriteThrough, WithWriteBehind)
+	WriteErrors   uint64 // failed Writer calls (each retry of a write-behind batch counts)
+	WritesDropped uint64 // write-behind keys the Writer never got (MaxAttempts reached, Close gave up)
+	WriteQueue    int    // keys in write-behind queues now
+	Refreshes     uint64 // of Loads, background reloads of entries older than ReadThrough.RefreshAfter
 }
 
 // add adds o to s.
@@ -30,12 +35,19 @@ func (s *CacheStats) add(o CacheStats) {
 	s.Invalidations += o.Invalidations
 	s.StaleServes += o.StaleServes
 	s.Size += o.Size
+	s.Writes += o.Writes
+	s.WriteErrors += o.WriteErrors
+	s.WritesDropped += o.WritesDropped
+	s.WriteQueue += o.WriteQueue
+	s.Refreshes += o.Refreshes
 }
 
 // cacheCounters are one cache's counts, updated without locking.
 type cacheCounters struct {
 	hits, misses, loads, loadErrors, evictions, invalidations, stale atomic.Uint64
 	size                                                             func() int // nil: 0
+	writes, writeErrors, writesDropped, refreshes                    atomic.Uint64
+	queued                                                           func() int // write-behind queue length; nil: 0
 }
 
 func (c *cacheCounters) snapshot() CacheStats {
@@ -45,6 +57,11 @@ func (c *cacheCounters) snapshot() CacheStats {
 	}
 	if c.size != nil {
 		s.Size = c.size()
+	}
+	s.Writes, s.WriteErrors, s.WritesDropped = c.writes.Load(), c.writeErrors.Load(), c.writesDropped.Load()
+	s.Refreshes = c.refreshes.Load()
+	if c.queued != nil {
+		s.WriteQueue = c.queued()
 	}
 	return s
 }
@@ -75,7 +92,7 @@ func (r *cacheRegistry) retire(c *cacheCounters) {
 	}
 	delete(r.live, c)
 	s := c.snapshot()
-	s.Size = 0
+	s.Size, s.WriteQueue = 0, 0
 	r.retired.add(s)
 }
 

@@ -58,6 +58,10 @@ type Client struct {
 	// mapLoaders holds the MapCaches' read-through loaders, one per name
 	// and types, shared by the handles (any: a *readThrough[K, V]).
 	mapLoaders sync.Map
+	// writers holds the write-behind queues, written out by Close;
+	// mapWriters the MapCaches' Writers, one per name and types.
+	writers    writerRegistry
+	mapWriters sync.Map
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -137,9 +141,15 @@ func (c *Client) Options() Options { return c.opts }
 // for the queues' dispatcher loops to finish their BLMOVE and put back what
 // they hold). The delayed queues it runs stop (a move in flight either ran
 // whole on the server or not at all). Every later call on an object of this
-// client returns ErrClientClosed. Close does not close the go-redis client
-// and is safe to call more than once.
+// client returns ErrClientClosed. Before all that, it writes out the
+// write-behind queues of the maps with WithWriteBehind (each for its
+// CloseTimeout at most; lost keys are an EventWriteBehindDropped), while
+// the client still works. Close does not close the go-redis client and is
+// safe to call more than once.
 func (c *Client) Close() error {
+	// The write-behind queues first, while the client still works: a
+	// Writer may use it.
+	c.writers.closeAll()
 	if c.closed.Swap(true) {
 		return nil
 	}

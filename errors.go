@@ -304,6 +304,21 @@ var (
 	// ErrLoaderPanicked is returned to the callers of a load whose loader
 	// panicked; the panic's value is in the message. Nothing is cached.
 	ErrLoaderPanicked = errors.New("redisson: loader panicked")
+
+	// ErrWriterFailed is returned by a write of a map with WithWriteThrough
+	// whose Writer failed (its error is wrapped too); the keys were removed
+	// from the map.
+	ErrWriterFailed = errors.New("redisson: map writer failed")
+
+	// ErrWriteBehindFull is returned by a write of a map with
+	// WithWriteBehind and FailWhenFull whose queue was full: the map was
+	// written, the Writer will not see this write.
+	ErrWriteBehindFull = errors.New("redisson: write-behind queue full")
+
+	// ErrWriteBehindUnflushed is returned by LocalCachedMap.Close when its
+	// write-behind queue could not be written out within CloseTimeout: the
+	// error says how many keys the Writer did not get.
+	ErrWriteBehindUnflushed = errors.New("redisson: write-behind queue not written out")
 )
 
 // Errors of queues.

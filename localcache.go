@@ -65,6 +65,8 @@ type LocalCachedMap[K comparable, V any] struct {
 	log     string
 	anyKey  bool               // K is an interface: a key's dynamic type may not be comparable
 	rt      *readThrough[K, V] // WithReadThrough; nil without
+	w       *mapWriter[K, V]   // WithWriteThrough, WithWriteBehind; nil without
+	refresh refreshes[K]       // ReadThrough.RefreshAfter: keys being reloaded
 	stats   cacheCounters
 
 	n       atomic.Pointer[near[K, V]] // set by the first call
@@ -120,6 +122,11 @@ func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCache
 		rt.stats = &lc.stats
 		lc.rt = rt
 	}
+	if lc.badOpts == nil {
+		if lc.w, err = writerOf[K, V](c, localCacheKind, name, &lc.stats, opts); err != nil {
+			lc.badOpts = err
+		}
+	}
 	lc.stats.size = lc.CachedSize
 	_, _ = rand.Read(lc.id[:])
 	return lc
@@ -167,6 +174,7 @@ func (lc *LocalCachedMap[K, V]) start(ctx context.Context) (*near[K, V], error) 
 	n := lc.n.Load()
 	if n == nil {
 		n = newNear[K, V](lc.opts, &lc.stats)
+		n.stamp = lc.rt != nil && lc.rt.opts.RefreshAfter > 0
 		done := make(chan struct{})
 		if !lc.m.c.handles.spawn(func(context.Context) { lc.run(n, done) }) {
 			n.cache.stop()
@@ -216,7 +224,10 @@ func (lc *LocalCachedMap[K, V]) run(n *near[K, V], done chan struct{}) {
 
 // Close ends the handle (Redisson's destroy): it unsubscribes from the
 // map's channel, empties the local cache and waits for the handle's
-// goroutine. The map in Redis is unchanged. Every later call returns
+// goroutine. The map in Redis is unchanged. With WithWriteBehind it first
+// writes the queue out, for WriteBehind.CloseTimeout at most, and returns
+// an error wrapping ErrWriteBehindUnflushed (saying how many keys the
+// Writer did not get) when that was not enough. Every later call returns
 // ErrHandleClosed. Close is safe to call more than once.
 func (lc *LocalCachedMap[K, V]) Close() error {
 	lc.mu.Lock()
@@ -224,6 +235,9 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 		lc.mu.Unlock()
 		return nil
 	}
+	lc.mu.Unlock()
+	werr := lc.w.close() // the writes already made reach the Writer; new ones get ErrHandleClosed
+	lc.mu.Lock()
 	sub, done := lc.sub, lc.done
 	lc.sub = nil
 	close(lc.stop)
@@ -245,7 +259,7 @@ func (lc *LocalCachedMap[K, V]) Close() error {
 		n.mu.Unlock()
 		lc.m.c.caches.retire(&lc.stats)
 	}
-	return nil
+	return werr
 }
 
 // cacheable reports whether key can be a Go map key (an interface K may

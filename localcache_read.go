@@ -52,6 +52,8 @@ func (lc *LocalCachedMap[K, V]) GetWithInfo(ctx context.Context, key K) (V, Read
 			info := ReadInfo{Found: true, Cached: true}
 			if since != 0 {
 				info.Stale, info.StaleFor = true, time.Duration(time.Now().UnixNano()-since)
+			} else if lc.rt != nil && lc.rt.opts.RefreshAfter > 0 {
+				lc.maybeRefresh(n, key)
 			}
 			return v, info, nil
 		}

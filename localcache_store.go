@@ -148,6 +148,7 @@ type near[K comparable, V any] struct {
 	index sync.Map // [16]byte key hash -> *nearEntry, the entry cached under that hash
 	ttl   int64    // nanoseconds; 0 for none
 	idle  int64    // nanoseconds; 0 for none
+	stamp bool     // entries record when they were cached without ttl or idle (ReadThrough.RefreshAfter)
 	live  atomic.Bool
 	stats *cacheCounters
 	// ServeStaleFor: while not live after a loss, entries are served until
@@ -350,7 +351,7 @@ func (n *near[K, V]) putLocked(key K, h [16]byte, val V) {
 		n.cache.del(old.(*nearEntry[K, V]).key)
 	}
 	e := &nearEntry[K, V]{key: key, hash: h, val: val}
-	if n.ttl != 0 || n.idle != 0 {
+	if n.ttl != 0 || n.idle != 0 || n.stamp {
 		e.born = time.Now().UnixNano()
 		e.used.Store(e.born)
 	}
@@ -365,4 +366,21 @@ func (n *near[K, V]) delLocked(key K, h [16]byte) {
 		n.cache.del(e.(*nearEntry[K, V]).key) // key, or another Go value of its bytes
 	}
 	n.cache.del(key)
+}
+
+// readAny takes one ticket per stripe, for a read whose keys are not known
+// before it returns (PreloadCache's HSCAN): ticketOf picks a key's.
+func (n *near[K, V]) readAny() (gen uint64, epochs [guardStripes]uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range n.stripes {
+		epochs[i] = n.stripes[i].epoch
+	}
+	return n.gen, epochs
+}
+
+// ticketOf is the ticket of the key hashed h out of readAny's snapshot.
+func ticketOf(gen uint64, epochs *[guardStripes]uint64, h [16]byte) ticket {
+	s := stripeOf(h)
+	return ticket{gen: gen, epoch: epochs[s], stripe: s}
 }

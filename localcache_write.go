@@ -19,8 +19,10 @@ import (
 // Put stores v at key and returns the previous value and true, or the zero
 // value and false when key was absent, in one script call that also
 // publishes the change to the other instances (as SyncStrategy says). This
-// instance caches v unless another write or read of key overlapped. It
-// returns the errors of Map.Put, ErrInvalidOption and ErrHandleClosed.
+// instance caches v unless another write or read of key overlapped. With
+// a Writer, v then goes to it (see WithWriteThrough, WithWriteBehind). It
+// returns the errors of Map.Put, ErrInvalidOption and ErrHandleClosed, and
+// with a Writer ErrWriterFailed, ErrWriteBehindFull or ctx's error.
 func (lc *LocalCachedMap[K, V]) Put(ctx context.Context, key K, v V) (V, bool, error) {
 	prev, had, _, err := lc.write(ctx, key, v, false)
 	return prev, had, err
@@ -33,18 +35,37 @@ func (lc *LocalCachedMap[K, V]) FastPut(ctx context.Context, key K, v V) (bool, 
 	return isNew, err
 }
 
-func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool) (prev V, had, isNew bool, err error) {
+func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool) (V, bool, bool, error) {
+	prev, had, isNew, stored, err := lc.writeMap(ctx, key, v, fast)
+	if lc.w != nil && stored { // the Writer's turn (even when the previous value did not decode)
+		if werr := lc.w.wrote(ctx, map[K]V{key: v}, nil, lc.evict); werr != nil {
+			return prev, had, isNew, werr
+		}
+	}
+	return prev, had, isNew, err
+}
+
+// evict removes keys from the map without the Writer (its failure's
+// clean-up).
+func (lc *LocalCachedMap[K, V]) evict(ctx context.Context, keys []K) error {
+	_, err := lc.fastRemove(ctx, keys)
+	return err
+}
+
+// writeMap is Put and FastPut without the Writer; stored reports whether
+// v was stored.
+func (lc *LocalCachedMap[K, V]) writeMap(ctx context.Context, key K, v V, fast bool) (prev V, had, isNew, stored bool, err error) {
 	n, err := lc.ready(ctx)
 	if err != nil {
-		return prev, false, false, err
+		return prev, false, false, false, err
 	}
 	k, err := lc.m.encodeKey(key)
 	if err != nil {
-		return prev, false, false, err
+		return prev, false, false, false, err
 	}
 	val, err := lc.m.encode(v)
 	if err != nil {
-		return prev, false, false, err
+		return prev, false, false, false, err
 	}
 	h := keyHash(k)
 	msg := lc.invalidateMsg(h)
@@ -54,10 +75,10 @@ func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool
 	cacheable := lc.cacheable(key)
 	if lc.opts.StoreMode == StoreLocalCacheOnly {
 		if !cacheable {
-			return prev, false, false, lc.m.codecErr(fmt.Sprintf("key %v is not comparable", key))
+			return prev, false, false, false, lc.m.codecErr(fmt.Sprintf("key %v is not comparable", key))
 		}
 		prev, had = n.store(key, h, v)
-		return prev, had, !had, lc.wrap(lc.publish(ctx, msg))
+		return prev, had, !had, true, lc.wrap(lc.publish(ctx, msg))
 	}
 	var t ticket
 	if cacheable {
@@ -76,18 +97,30 @@ func (lc *LocalCachedMap[K, V]) write(ctx context.Context, key K, v V, fast bool
 	} else {
 		prev, had, err = lc.value(reply, err)
 	}
+	// When the previous bytes did not decode (ErrCodec), v was stored all
+	// the same.
+	stored = err == nil || errors.Is(err, ErrCodec)
 	if cacheable {
-		// When the previous bytes did not decode (ErrCodec), v was stored
-		// all the same.
-		n.written(t, key, h, v, err == nil || errors.Is(err, ErrCodec))
+		n.written(t, key, h, v, stored)
 	}
-	return prev, had, isNew, err
+	return prev, had, isNew, stored, err
 }
 
 // Remove deletes key and returns its value and true, or the zero value and
-// false when it was absent, telling the other instances to drop it. It
-// returns the errors of Get.
+// false when it was absent, telling the other instances to drop it. With a
+// Writer, key then goes to its Delete, present or not (the map may hold
+// only some of the source's keys). It returns the errors of Put.
 func (lc *LocalCachedMap[K, V]) Remove(ctx context.Context, key K) (V, bool, error) {
+	prev, had, err := lc.removeMap(ctx, key)
+	if err == nil && lc.w != nil {
+		if werr := lc.w.wrote(ctx, nil, []K{key}, lc.evict); werr != nil {
+			return prev, had, werr
+		}
+	}
+	return prev, had, err
+}
+
+func (lc *LocalCachedMap[K, V]) removeMap(ctx context.Context, key K) (V, bool, error) {
 	var zero V
 	n, err := lc.ready(ctx)
 	if err != nil {
@@ -118,9 +151,20 @@ func (lc *LocalCachedMap[K, V]) Remove(ctx context.Context, key K) (V, bool, err
 
 // FastRemove deletes keys without reading them and returns how many were
 // present (Redisson's fastRemove), telling the other instances in one
-// message. No keys is no call and 0. It returns the errors of Map.FastRemove,
-// ErrInvalidOption and ErrHandleClosed.
+// message. No keys is no call and 0. With a Writer, keys then go to its
+// Delete, present or not. It returns the errors of Map.FastRemove,
+// ErrInvalidOption and ErrHandleClosed, and those of Put with a Writer.
 func (lc *LocalCachedMap[K, V]) FastRemove(ctx context.Context, keys ...K) (int64, error) {
+	count, err := lc.fastRemove(ctx, keys)
+	if err == nil && lc.w != nil && len(keys) > 0 {
+		if werr := lc.w.wrote(ctx, nil, keys, lc.evict); werr != nil {
+			return count, werr
+		}
+	}
+	return count, err
+}
+
+func (lc *LocalCachedMap[K, V]) fastRemove(ctx context.Context, keys []K) (int64, error) {
 	n, err := lc.ready(ctx)
 	if err != nil || len(keys) == 0 {
 		return 0, err
@@ -157,9 +201,17 @@ func (lc *LocalCachedMap[K, V]) FastRemove(ctx context.Context, keys ...K) (int6
 }
 
 // PutAll stores every entry of entries in one script call that publishes
-// one message naming them all. An empty map is no call. It returns the
-// errors of Put.
+// one message naming them all. An empty map is no call. With a Writer,
+// the entries then go to it. It returns the errors of Put.
 func (lc *LocalCachedMap[K, V]) PutAll(ctx context.Context, entries map[K]V) error {
+	err := lc.putAll(ctx, entries)
+	if err == nil && lc.w != nil && len(entries) > 0 {
+		return lc.w.wrote(ctx, entries, nil, lc.evict)
+	}
+	return err
+}
+
+func (lc *LocalCachedMap[K, V]) putAll(ctx context.Context, entries map[K]V) error {
 	n, err := lc.ready(ctx)
 	if err != nil || len(entries) == 0 {
 		return err

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -57,7 +56,8 @@ type MapCache[K comparable, V any] struct {
 	m    *Map[K, V] // the codec, key encoding, decoding and errors
 	keys []string   // the KEYS of every script (see prelude_mapcache.lua)
 	used atomic.Bool
-	load mapCacheLoad[K, V] // WithReadThrough (mapcache_load.go)
+	load mapCacheLoad[K, V]  // WithReadThrough (mapcache_load.go)
+	w    mapCacheWrite[K, V] // WithWriteThrough, WithWriteBehind (mapcache_write.go)
 }
 
 // The positions of a MapCache's keys and channels in its keys slice.
@@ -100,6 +100,7 @@ func GetMapCache[K comparable, V any](c *Client, name string, opts ...ObjectOpti
 		keys: keys,
 	}
 	mc.load = mapCacheLoadOf[K, V](c, name, keys[mcTimeout], opts)
+	mc.w = mapCacheWriteOf[K, V](c, name, opts)
 	return mc
 }
 
@@ -315,6 +316,9 @@ func (mc *MapCache[K, V]) put(ctx context.Context, op, mode string, key K, v V, 
 	if err != nil {
 		return false, nil, err
 	}
+	if mc.w.err != nil {
+		return false, nil, mc.w.err
+	}
 	r, err := mc.run(ctx, scriptMapCachePut, mode, k, mapCacheEntry(idleMs, val), ttlMs, idleMs).Slice()
 	if err != nil {
 		return false, nil, mc.m.wrap(err)
@@ -323,7 +327,10 @@ func (mc *MapCache[K, V]) put(ctx context.Context, op, mode string, key K, v V, 
 		return false, nil, mc.unexpected(r)
 	}
 	stored, _ := r[0].(int64)
-	return stored == 1, r[1], nil
+	if stored == 1 && mc.w.w != nil {
+		err = mc.w.w.wrote(ctx, map[K]V{key: v}, nil, mc.evict)
+	}
+	return stored == 1, r[1], err
 }
 
 // Remove deletes key and returns its live value and true, or the zero value
@@ -341,7 +348,16 @@ func (mc *MapCache[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err e
 	if err != nil {
 		return zero, false, err
 	}
-	return mc.reply(mc.run(ctx, scriptMapCacheRemove, k).Result())
+	if mc.w.err != nil {
+		return zero, false, mc.w.err
+	}
+	v, had, err := mc.reply(mc.run(ctx, scriptMapCacheRemove, k).Result())
+	if (err == nil || errors.Is(err, ErrCodec)) && mc.w.w != nil {
+		if werr := mc.w.w.wrote(ctx, nil, []K{key}, mc.evict); werr != nil {
+			return v, had, werr
+		}
+	}
+	return v, had, err
 }
 
 // Size returns the number of entries in the hash (HLEN), expired ones not
@@ -381,54 +397,6 @@ func (mc *MapCache[K, V]) ReadAll(ctx context.Context) (_ map[K]V, err error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-// pairs turns a script's {key, entry, ...} reply into field, encoded value
-// pairs (headers stripped).
-func (mc *MapCache[K, V]) pairs(r []any) ([]string, error) {
-	kv := make([]string, len(r))
-	for i, x := range r {
-		s, ok := x.(string)
-		if !ok {
-			return nil, mc.unexpected(x)
-		}
-		if i%2 == 1 {
-			raw, ok := mapCacheValue([]byte(s))
-			if !ok {
-				return nil, &codecError{object: mc.m.object, codec: mc.m.codec.Name(), op: "decode",
-					err: fmt.Errorf("entry of %d bytes is shorter than its header says", len(s))}
-			}
-			s = string(raw)
-		}
-		kv[i] = s
-	}
-	return kv, nil
-}
-
-// Iterator returns an iterator over the live entries, read with HSCAN about
-// batch entries per round trip and filtered against the server's clock in
-// the same script, so that an expired entry is never yielded. Iterating is
-// not an access (idle deadlines do not move). Otherwise it behaves as
-// Map.Iterator: an entry live for the whole iteration is yielded at least
-// once; a batch below 1 makes Err return ErrInvalidBatch.
-func (mc *MapCache[K, V]) Iterator(batch int) *MapIterator[K, V] {
-	return &MapIterator[K, V]{m: mc.m, batch: batch, page: func(ctx context.Context, cursor uint64, count int64) ([]string, uint64, error) {
-		r, err := mc.run(ctx, scriptMapCacheScan, strconv.FormatUint(cursor, 10), count).Slice()
-		if err != nil {
-			return nil, 0, mc.m.wrap(err)
-		}
-		if len(r) != 2 {
-			return nil, 0, mc.unexpected(r)
-		}
-		cur, _ := r[0].(string)
-		next, err := strconv.ParseUint(cur, 10, 64)
-		if err != nil {
-			return nil, 0, mc.unexpected(r[0])
-		}
-		page, _ := r[1].([]any)
-		kv, err := mc.pairs(page)
-		return kv, next, err
-	}}
 }
 
 // Delete deletes the map cache, its zsets and options (Redisson's delete;

@@ -71,10 +71,15 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 // client (its handles share them, see WithReadThrough): Hits and Misses
 // count the reads of Get that found the key in Redis or not (concurrent
 // Gets of one key share one read), Loads and LoadErrors the loader's runs.
-// All are zero without WithReadThrough.
+// All are zero without WithReadThrough. With a Writer, Writes,
+// WriteErrors, WritesDropped and WriteQueue are its counts.
 func (mc *MapCache[K, V]) CacheStats() CacheStats {
-	if mc.load.rt == nil {
-		return CacheStats{}
+	var s CacheStats
+	if mc.load.rt != nil {
+		s = mc.load.rt.stats.snapshot()
 	}
-	return mc.load.rt.stats.snapshot()
+	if w := mc.w.w; w != nil {
+		s.add(w.stats.snapshot())
+	}
+	return s
 }

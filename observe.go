@@ -104,12 +104,16 @@ const (
 	EventMessageUndecodable // a ReliableTopic message had no field m or did not decode: it was acknowledged and not handed to the subscriber (Kind, Name, Owner: the subscriber id, Err matching ErrCodec)
 	EventLeaderElected      // this client's candidate took office in an Election (Kind, Name, Owner: the lock owner, Count: the term)
 	EventLeadershipEnded    // a leadership of this client ended: resigned, lease lost or client closed (Kind, Name, Owner, Count: the term, Err: ErrResigned, ErrLeadershipLost or ErrClientClosed)
+
+	EventWriteBehindFailed  // a write-behind Writer call failed; the batch is tried again after a back-off (Kind, Name, Count keys, Err)
+	EventWriteBehindDropped // write-behind keys the Writer will not get: MaxAttempts reached, or Close gave up (Kind, Name, Count keys, Err)
 )
 
 var eventNames = [...]string{"", "lease_lost", "renewal_failed", "renewal_pass", "pubsub_lost", "pubsub_replaced",
 	"pubsub_rerouted", "script_reloaded", "handoff_failed", "janitor_failed", "close_waiting", "waiter_gave_up",
 	"delay_move_failed", "queue_unconfirmed", "evict_failed", "no_evict_refused", "job_fetch_failed", "job_settle_failed",
-	"job_undecodable", "message_undecodable", "leader_elected", "leadership_ended"}
+	"job_undecodable", "message_undecodable", "leader_elected", "leadership_ended",
+	"write_behind_failed", "write_behind_dropped"}
 
 // String returns the event's name as metrics and logs label it, such as
 // "lease_lost".
@@ -322,6 +326,9 @@ var eventSpecs = [...]eventSpec{
 	EventMessageUndecodable: {slog.LevelWarn, "redisson: reliable topic message does not decode, skipped", fKind | fName | fOwner | fErr},
 	EventLeaderElected:      {slog.LevelDebug, "redisson: leader elected", fKind | fName | fOwner | fCount},
 	EventLeadershipEnded:    {slog.LevelDebug, "redisson: leadership ended", fKind | fName | fOwner | fCount | fErr},
+
+	EventWriteBehindFailed:  {slog.LevelWarn, "redisson: write-behind writer failed, retrying", fKind | fName | fCount | fErr},
+	EventWriteBehindDropped: {slog.LevelError, "redisson: write-behind writes dropped", fKind | fName | fCount | fErr},
 }
 
 // emit reports e (Time is set here).

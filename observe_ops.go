@@ -126,7 +126,8 @@ const (
 	opMapCacheSetMaxSize  = "mapcache.set_max_size"
 	opMapCacheListen      = "mapcache.listen" // OnCreated, OnUpdated, OnRemoved, OnExpired (Size and the iterator report map.size, map.scan)
 
-	opCacheLoad = "cache.load" // a ReadThrough loader run (LocalCachedMap, MapCache); Kind tells which
+	opCacheLoad  = "cache.load"  // a ReadThrough loader run (LocalCachedMap, MapCache); Kind tells which
+	opCacheWrite = "cache.write" // a Writer call, write-through or write-behind (LocalCachedMap, MapCache)
 
 	opBloomTryInit  = "bloomfilter.try_init"
 	opBloomAdd      = "bloomfilter.add"      // Add, AddAll

@@ -282,6 +282,8 @@ type objectOptions struct {
 	retention  *retentionBounds // WithRetention: ReliableTopic only
 	partitions int              // WithPartitions: ReliableQueue only
 	loader     any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	writer     any              // WithWriteThrough, WithWriteBehind: a Writer[K, V], LocalCachedMap and MapCache only
+	behind     *WriteBehind     // WithWriteBehind's configuration; nil: write-through
 }
 
 // objectOptionsOf applies opts.

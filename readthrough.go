@@ -48,6 +48,18 @@ type ReadThrough[K comparable, V any] struct {
 	// TTL and MaxIdle are the expiry of loaded entries of a MapCache (as
 	// PutWithTTL's; 0: none). A LocalCachedMap with them set is an error.
 	TTL, MaxIdle time.Duration
+	// RefreshAfter, LocalCachedMap only, makes Get stale-while-revalidate:
+	// a read served from the local cache by an entry cached at least this
+	// long ago returns it at once, and the key is reloaded in the
+	// background by one instance of the deployment at a time (the one that
+	// takes the key's load lease; the others keep serving their copy). The
+	// reloaded value replaces the map's only if the key was not written
+	// since the refresh read it, and reaches every instance as any write
+	// does. A failed reload keeps the old value and holds the lease for
+	// LoadTimeout, so a failing source is asked once per LoadTimeout per
+	// key; ErrKeyNotFound removes the key. 0 (the default): no refresh.
+	// A MapCache with it set is an error.
+	RefreshAfter time.Duration
 }
 
 // defaultLoadTimeout is ReadThrough.LoadTimeout's default.
@@ -88,6 +100,9 @@ func readThroughOf[K comparable, V any](c *Client, kind, name, hash, expiry stri
 		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.TTL", rt.TTL, "at least 0"))
 	case expiry == "" && (rt.TTL != 0 || rt.MaxIdle != 0):
 		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.TTL", rt.TTL, "0 on a LocalCachedMap"))
+	case rt.RefreshAfter < 0 || expiry != "" && rt.RefreshAfter != 0:
+		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.RefreshAfter", rt.RefreshAfter,
+			"at least 0 on a LocalCachedMap, 0 on a MapCache"))
 	}
 	if rt.LoadTimeout == 0 {
 		rt.LoadTimeout = defaultLoadTimeout

@@ -14,7 +14,10 @@
 -- ARGV[7]  publish command
 -- ARGV[8]  'fast': return whether the key was new instead of the old value;
 --          'absent': store only when the key is absent (a read-through
---          load's result), else return the present value untouched
+--          load's result), else return the present value untouched;
+--          'replace': store only when the present value is ARGV[9] (a
+--          refresh's result), else return the present value untouched
+-- ARGV[9]  'replace' only: the value the refresh read before loading
 --
 -- Returns the previous encoded value (or nil), or with 'fast' 1 for a new
 -- key and 0 otherwise. A key of another type is a WRONGTYPE error before
@@ -25,6 +28,9 @@ if ARGV[8] ~= 'fast' then
   old = redis.call('hget', KEYS[1], ARGV[1])
 end
 if ARGV[8] == 'absent' and old then
+  return old
+end
+if ARGV[8] == 'replace' and old ~= ARGV[9] then
   return old
 end
 local n = redis.call('hset', KEYS[1], ARGV[1], ARGV[2])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redissonotel"
@@ -59,5 +60,58 @@ func TestCacheSeries(t *testing.T) {
 	}
 	if n, _ := histogram(rm, redissonotel.MetricOperationDuration, attribute.String("redisson.operation", "cache.load")); n != 2 {
 		t.Errorf("%s{cache.load} count %d, want 2", redissonotel.MetricOperationDuration, n)
+	}
+}
+
+// The Writers' series: keys written, failed calls, and the write-behind
+// queue's length, read from Stats.Cache; each Writer call is the operation
+// "cache.write".
+func TestCacheWriteSeries(t *testing.T) {
+	tm := newTelemetry(t)
+	c := newClient(t, tm.obs, nil, nil)
+	defer tm.obs.RegisterClient(c)()
+	ctx := context.Background()
+	fails := 1
+	w := redisson.Writer[string, string]{
+		Write: func(context.Context, map[string]string) error {
+			if fails > 0 {
+				fails--
+				return errors.New("source down")
+			}
+			return nil
+		},
+		Delete: func(context.Context, []string) error { return nil },
+	}
+	through := redisson.GetLocalCachedMap[string, string](c, uniqueName(t), redisson.LocalCacheOptions{},
+		redisson.WithWriteThrough(w))
+	defer through.Close()
+	defer through.Delete(ctx)
+	if _, err := through.FastPut(ctx, "a", "1"); !errors.Is(err, redisson.ErrWriterFailed) {
+		t.Fatalf("first FastPut: %v, want ErrWriterFailed", err)
+	}
+	if _, err := through.FastPut(ctx, "a", "2"); err != nil {
+		t.Fatal(err)
+	}
+	behind := redisson.GetMapCache[string, string](c, uniqueName(t), redisson.WithWriteBehind(w, redisson.WriteBehind{Delay: time.Hour}))
+	defer behind.Delete(ctx)
+	for _, k := range []string{"x", "y", "z"} {
+		if _, err := behind.FastPut(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rm := tm.collect(t)
+	for name, want := range map[string]int64{
+		redissonotel.MetricCacheWrites:      1,
+		redissonotel.MetricCacheWriteErrors: 1,
+	} {
+		if n, ok := counter(rm, name); !ok || n != want {
+			t.Errorf("%s = %d (present %v), want %d", name, n, ok, want)
+		}
+	}
+	if n, ok := gauge(rm, redissonotel.MetricCacheWriteQueue); !ok || n != 3 {
+		t.Errorf("%s = %d (present %v), want 3", redissonotel.MetricCacheWriteQueue, n, ok)
+	}
+	if n, _ := histogram(rm, redissonotel.MetricOperationDuration, attribute.String("redisson.operation", "cache.write")); n != 2 {
+		t.Errorf("%s{cache.write} count %d, want 2", redissonotel.MetricOperationDuration, n)
 	}
 }

@@ -43,6 +43,14 @@ const (
 	MetricCacheInvalidations = "redisson.cache.invalidations" // counter, {message}: invalidations received (Stats.Cache.Invalidations)
 	MetricCacheStaleServes   = "redisson.cache.stale_serves"  // counter, {read}: reads served stale while disconnected (Stats.Cache.StaleServes)
 	MetricCacheSize          = "redisson.cache.size"          // gauge, {entry}: entries in the local caches now (Stats.Cache.Size)
+
+	// The caches' Writers (WithWriteThrough, WithWriteBehind), read from
+	// Stats.Cache as the series above; a Writer call is also an operation,
+	// cache.write, and a write-behind failure an event.
+	MetricCacheWrites        = "redisson.cache.writes"        // counter, {key}: keys a Writer wrote or deleted (Stats.Cache.Writes)
+	MetricCacheWriteErrors   = "redisson.cache.write.errors"  // counter, {call}: failed Writer calls (Stats.Cache.WriteErrors)
+	MetricCacheWritesDropped = "redisson.cache.write.dropped" // counter, {key}: write-behind keys the Writer never got (Stats.Cache.WritesDropped)
+	MetricCacheWriteQueue    = "redisson.cache.write.queue"   // gauge, {key}: keys in write-behind queues now (Stats.Cache.WriteQueue)
 )
 
 // durationBuckets are the histogram boundaries of the durations, in

@@ -131,6 +131,10 @@ func (s *statsSources) byClient() map[string]*clientStats {
 		t.st.Cache.Invalidations += st.Cache.Invalidations
 		t.st.Cache.StaleServes += st.Cache.StaleServes
 		t.st.Cache.Size += st.Cache.Size
+		t.st.Cache.Writes += st.Cache.Writes
+		t.st.Cache.WriteErrors += st.Cache.WriteErrors
+		t.st.Cache.WritesDropped += st.Cache.WritesDropped
+		t.st.Cache.WriteQueue += st.Cache.WriteQueue
 	}
 	return out
 }
@@ -165,6 +169,10 @@ func (s *statsSources) register(m, noopMeter metric.Meter) {
 	evictions := counter(MetricCacheEvictions, "{entry}", "Entries a local cache evicted for its size or expiry.")
 	invalidations := counter(MetricCacheInvalidations, "{message}", "Invalidations a local cache received from other instances.")
 	stale := counter(MetricCacheStaleServes, "{read}", "Reads served stale while the connection was lost.")
+	writes := counter(MetricCacheWrites, "{key}", "Keys a cache's Writer wrote or deleted.")
+	writeErrors := counter(MetricCacheWriteErrors, "{call}", "Writer calls that failed.")
+	writesDropped := counter(MetricCacheWritesDropped, "{key}", "Write-behind keys the Writer never got.")
+	writeQueue := gauge(MetricCacheWriteQueue, "{key}", "Keys in write-behind queues now.")
 	_, err := m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		for _, c := range s.byClient() {
 			obs.ObserveInt64(held, int64(c.st.LeasesHeld), c.attrs)
@@ -180,9 +188,14 @@ func (s *statsSources) register(m, noopMeter metric.Meter) {
 			obs.ObserveInt64(evictions, int64(cs.Evictions), c.attrs)
 			obs.ObserveInt64(invalidations, int64(cs.Invalidations), c.attrs)
 			obs.ObserveInt64(stale, int64(cs.StaleServes), c.attrs)
+			obs.ObserveInt64(writes, int64(cs.Writes), c.attrs)
+			obs.ObserveInt64(writeErrors, int64(cs.WriteErrors), c.attrs)
+			obs.ObserveInt64(writesDropped, int64(cs.WritesDropped), c.attrs)
+			obs.ObserveInt64(writeQueue, int64(cs.WriteQueue), c.attrs)
 		}
 		return nil
-	}, held, waiters, channels, conns, size, hits, misses, loads, loadErrors, evictions, invalidations, stale)
+	}, held, waiters, channels, conns, size, hits, misses, loads, loadErrors, evictions, invalidations, stale,
+		writes, writeErrors, writesDropped, writeQueue)
 	if err != nil {
 		otel.Handle(err)
 	}

@@ -1,0 +1,137 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRefreshAfter: on three instances, reads of an entry older than
+// RefreshAfter return the old value at once, one instance reloads it in
+// the background (one load across the deployment, counted), and every
+// instance then reads the new value.
+func TestRefreshAfter(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), name) })
+	var mu sync.Mutex
+	source := "v1"
+	var loads atomic.Int64
+	rt := WithReadThrough(ReadThrough[string, string]{RefreshAfter: 100 * time.Millisecond,
+		Load: func(ctx context.Context, key string) (string, error) {
+			if loads.Add(1) > 1 {
+				time.Sleep(300 * time.Millisecond) // the lease is held while the others read
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return source, nil
+		}})
+	var lcs []*LocalCachedMap[string, string]
+	for range 3 {
+		lc := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{}, rt)
+		t.Cleanup(func() { lc.Close() })
+		if err := lc.Preload(ctx); err != nil { // subscribed: reads are cached
+			t.Fatal(err)
+		}
+		lcs = append(lcs, lc)
+	}
+	for _, lc := range lcs {
+		if v, _, err := lc.Get(ctx, "k"); err != nil || v != "v1" {
+			t.Fatalf("Get = %q, %v; want v1", v, err)
+		}
+	}
+	for _, lc := range lcs { // cached everywhere
+		waitFor(t, "refresh", func() bool { _, info, _ := lc.GetWithInfo(ctx, "k"); return info.Cached })
+	}
+	mu.Lock()
+	source = "v2"
+	mu.Unlock()
+	time.Sleep(150 * time.Millisecond)
+	for i, lc := range lcs {
+		v, info, err := lc.GetWithInfo(ctx, "k")
+		if err != nil || v != "v1" || !info.Cached {
+			t.Fatalf("instance %d: stale read = %q, %+v, %v; want the cached v1 at once", i, v, info, err)
+		}
+	}
+	for _, lc := range lcs {
+		waitFor(t, "refresh", func() bool { v, _, _ := lc.Get(ctx, "k"); return v == "v2" })
+	}
+	if n := loads.Load(); n != 2 {
+		t.Fatalf("loader called %d times, want 2 (the first load, one refresh across 3 instances)", n)
+	}
+	var refreshes uint64
+	for _, lc := range lcs {
+		refreshes += lc.CacheStats().Refreshes
+	}
+	if refreshes != 1 {
+		t.Fatalf("Refreshes = %d over the instances, want 1", refreshes)
+	}
+}
+
+// TestRefreshAfterYieldsToWrites: a value written while a refresh loads
+// is not replaced by the refresh's older answer.
+func TestRefreshAfterYieldsToWrites(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	name := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), name) })
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	var loads atomic.Int64
+	lc := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{},
+		WithReadThrough(ReadThrough[string, string]{RefreshAfter: 50 * time.Millisecond,
+			Load: func(ctx context.Context, key string) (string, error) {
+				if loads.Add(1) > 1 {
+					started <- struct{}{}
+					<-release
+					return "from refresh", nil
+				}
+				return "first", nil
+			}}))
+	defer lc.Close()
+	if err := lc.Preload(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if v, _, _ := lc.Get(ctx, "k"); v != "first" {
+		t.Fatalf("Get = %q, want first", v)
+	}
+	<-started
+	other := GetLocalCachedMap[string, string](newClient(t, rdb, nil), name, LocalCacheOptions{})
+	defer other.Close()
+	if _, err := other.FastPut(ctx, "k", "written"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	waitFor(t, "refresh", func() bool {
+		lc.refresh.mu.Lock()
+		defer lc.refresh.mu.Unlock()
+		return lc.CacheStats().Refreshes == 1 && len(lc.refresh.keys) == 0
+	})
+	if v, _, err := lc.GetFromRedis(ctx, "k"); err != nil || v != "written" {
+		t.Fatalf("after the refresh, Redis has %q (%v), want the write's value", v, err)
+	}
+}
+
+// TestRefreshAfterOptions: RefreshAfter negative, or on a MapCache, is
+// ErrInvalidOption.
+func TestRefreshAfterOptions(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, time.Minute)
+	c := newClient(t, rdb, nil)
+	name := uniqueName(t, rdb)
+	load := func(context.Context, string) (string, error) { return "", nil }
+	lc := GetLocalCachedMap[string, string](c, name, LocalCacheOptions{},
+		WithReadThrough(ReadThrough[string, string]{Load: load, RefreshAfter: -1}))
+	if _, _, err := lc.Get(ctx, "k"); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("LocalCachedMap with RefreshAfter -1: %v, want ErrInvalidOption", err)
+	}
+	mc := GetMapCache[string, string](c, name, WithReadThrough(ReadThrough[string, string]{Load: load, RefreshAfter: time.Second}))
+	if _, _, err := mc.Get(ctx, "k"); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("MapCache with RefreshAfter: %v, want ErrInvalidOption", err)
+	}
+}
