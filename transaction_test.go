@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -345,9 +346,15 @@ func TestTransactionBadInput(t *testing.T) {
 		{"empty bucket name", func(tx *Transaction) error { return GetTxBucket[string](tx, "").Set(ctx, "x") }, ErrEmptyName},
 		{"empty map name", func(tx *Transaction) error { _, _, err := GetTxMap[string, string](tx, "").Get(ctx, "k"); return err }, ErrEmptyName},
 		{"nil value", func(tx *Transaction) error { return GetTxBucket[*int](tx, strKey).Set(ctx, nilp) }, ErrNilValue},
-		{"nil map key", func(tx *Transaction) error { _, err := GetTxMap[*int, string](tx, hashKey).FastPut(ctx, nilp, "v"); return err }, ErrNilValue},
+		{"nil map key", func(tx *Transaction) error {
+			_, err := GetTxMap[*int, string](tx, hashKey).FastPut(ctx, nilp, "v")
+			return err
+		}, ErrNilValue},
 		{"bucket read of a hash", func(tx *Transaction) error { _, _, err := GetTxBucket[string](tx, hashKey).Get(ctx); return err }, ErrWrongType},
-		{"map write on a string", func(tx *Transaction) error { _, _, err := GetTxMap[string, string](tx, strKey).Put(ctx, "k", "v"); return err }, ErrWrongType},
+		{"map write on a string", func(tx *Transaction) error {
+			_, _, err := GetTxMap[string, string](tx, strKey).Put(ctx, "k", "v")
+			return err
+		}, ErrWrongType},
 		{"bucket set on a hash, at commit", func(tx *Transaction) error {
 			if err := GetTxBucket[string](tx, hashKey).Set(ctx, "x"); err != nil {
 				return err
@@ -392,5 +399,47 @@ func TestTransactionBadInput(t *testing.T) {
 	}
 	if _, err := c2.CreateTransaction(TransactionOptions{}); !errors.Is(err, ErrClientClosed) {
 		t.Fatalf("CreateTransaction after Close: %v, want ErrClientClosed", err)
+	}
+}
+
+// TestTransactionCluster checks what holds on Redis Cluster: a transaction
+// whose keys share one hash tag commits as on a single node; a bucket
+// without one (its lock "<name>:transaction_lock" hashes elsewhere), or a
+// second slot, is ErrCrossSlot before anything is locked.
+func TestTransactionCluster(t *testing.T) {
+	rdb := redistest.SharedCluster(t).Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	tag := "{" + uniqueName(t, rdb) + "}"
+	bn, mn, other := tag+":b", tag+":m", uniqueName(t, rdb)+":other"
+	t.Cleanup(func() { rdb.Del(context.Background(), bn, mn, other) })
+	tx := mustTx(t, c, 0)
+	if err := GetTxBucket[string](tx, bn).Set(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := GetTxMap[string, string](tx, mn).FastPut(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := GetTxBucket[string](tx, other).Set(ctx, "y"); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("a bucket in another slot: %v, want ErrCrossSlot", err)
+	}
+	if _, err := GetTxMap[string, string](tx, other).FastPut(ctx, "k", "v"); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("a map in another slot: %v, want ErrCrossSlot", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if v, _ := rdb.Get(ctx, bn).Result(); v != "\xa1x" {
+		t.Fatalf("bucket = %q", v)
+	}
+	if n, _ := rdb.Exists(ctx, other, other+":transaction_lock").Result(); n != 0 {
+		t.Fatal("the refused writes left keys")
+	}
+	tx = mustTx(t, c, 0)
+	if err := GetTxBucket[string](tx, other).Set(ctx, "y"); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("a bucket without a hash tag: %v, want ErrCrossSlot", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,103 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/goredisson/redisson"
+	"github.com/redis/go-redis/v9"
+)
+
+// A transfer between two accounts: GetForUpdate locks each account before
+// reading it (in one order everywhere), the writes wait for Commit, which
+// applies both or neither. A Java RTransaction on the same map takes the
+// same locks, so the two exclude each other.
+func ExampleGetTxMap() {
+	mr, err := miniredis.Run() // an embedded Redis for the example; use your server's address
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	balances := redisson.GetMap[string, int](client, "balances")
+	_, _ = balances.FastPut(ctx, "alice", 100)
+	_, _ = balances.FastPut(ctx, "bob", 20)
+
+	tx, err := client.CreateTransaction(redisson.TransactionOptions{}) // 5s timeout
+	if err != nil {
+		panic(err)
+	}
+	m := redisson.GetTxMap[string, int](tx, "balances")
+	from, _, err := m.GetForUpdate(ctx, "alice")
+	if err != nil {
+		panic(err)
+	}
+	to, _, err := m.GetForUpdate(ctx, "bob")
+	if err != nil {
+		panic(err)
+	}
+	_, _ = m.FastPut(ctx, "alice", from-30)
+	_, _ = m.FastPut(ctx, "bob", to+30)
+	inside, _, _ := m.Get(ctx, "alice") // the transaction's own write
+	outside, _, _ := balances.Get(ctx, "alice")
+	fmt.Println("before commit:", inside, outside)
+	if err := tx.Commit(ctx); err != nil {
+		panic(err) // ErrTransactionTimeout: nothing was applied
+	}
+	all, _ := balances.ReadAll(ctx)
+	fmt.Println("after commit:", all)
+
+	// Output:
+	// before commit: 70 100
+	// after commit: map[alice:70 bob:50]
+}
+
+// A bucket in a transaction: read-your-writes inside it, nothing outside
+// until Commit; Rollback applies nothing and releases the bucket's lock.
+func ExampleGetTxBucket() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	tx, err := client.CreateTransaction(redisson.TransactionOptions{Timeout: 2 * time.Second})
+	if err != nil {
+		panic(err)
+	}
+	status := redisson.GetTxBucket[string](tx, "status")
+	if err := status.Set(ctx, "frozen"); err != nil {
+		panic(err)
+	}
+	v, _, _ := status.Get(ctx)
+	fmt.Println("inside:", v)
+	if err := tx.Rollback(ctx); err != nil {
+		panic(err)
+	}
+	_, ok, _ := redisson.GetBucket[string](client, "status").Get(ctx)
+	fmt.Println("after rollback:", ok)
+	err = status.Set(ctx, "again")
+	fmt.Println(errors.Is(err, redisson.ErrTransactionDone))
+	// Output:
+	// inside: frozen
+	// after rollback: false
+	// true
+}
