@@ -82,7 +82,7 @@
 //   - GetBloomFilter: BloomFilter, Redisson's layout and bit positions (RBloomFilter).
 //   - Client.GetAtomicDouble: AtomicDouble, a float64 counter as decimal text (RAtomicDouble).
 //   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
-//   - GetTxBucket, GetTxMap: TxBucket, TxMap, a Bucket and a Map inside a Transaction
+//   - GetTxBucket, GetTxMap, GetTxSet: TxBucket, TxMap, TxSet, a Bucket, Map and Set inside a Transaction
 //     (Client.CreateTransaction; RTransaction): writes locked as Redisson locks them, applied by Commit.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
 //   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).

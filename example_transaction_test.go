@@ -101,3 +101,39 @@ func ExampleGetTxBucket() {
 	// after rollback: false
 	// true
 }
+
+// A set in a transaction: the members added and removed are seen inside
+// it, and by everyone once committed.
+func ExampleGetTxSet() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	_, _ = redisson.GetSet[string](client, "seats").Add(ctx, "12A")
+
+	tx, err := client.CreateTransaction(redisson.TransactionOptions{})
+	if err != nil {
+		panic(err)
+	}
+	seats := redisson.GetTxSet[string](tx, "seats")
+	freed, _ := seats.Remove(ctx, "12A")
+	taken, _ := seats.Add(ctx, "14C")
+	fmt.Println(freed, taken)
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	all, _ := redisson.GetSet[string](client, "seats").Members(ctx)
+	fmt.Println(all)
+	// Output:
+	// true true
+	// [14C]
+}

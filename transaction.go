@@ -42,19 +42,20 @@ type TransactionOptions struct {
 	Timeout time.Duration
 }
 
-// Transaction is Redisson's RTransaction, over Buckets and Maps
-// (GetTxBucket, GetTxMap): reads go straight to Redis (a key this
-// transaction wrote reads as written: read-your-writes); writes are
+// Transaction is Redisson's RTransaction, over Buckets, Maps and Sets
+// (GetTxBucket, GetTxMap, GetTxSet): reads go straight to Redis (a key
+// this transaction wrote reads as written: read-your-writes); writes are
 // buffered and applied by Commit all at once, or not at all. The first
-// write to a bucket or map key takes a lock on it, as Redisson does, so
-// that two transactions writing the same bucket or map key, in this
-// library or in Java, exclude each other: a bucket's lock is the hash
-// "<name>:transaction_lock", a map key's "{<map>}:<key id>:lock" (the key
-// id of the multimaps), the field "<client uuid>:<owner number>:<transaction
-// id>", the lease the transaction's timeout. GetForUpdate takes the same
-// lock before reading, so that a read-modify-write (a transfer between two
-// accounts) loses no update: take the locks in one order everywhere (by
-// name), or two transactions may wait for each other until their timeout.
+// write to a bucket, map key or set member takes a lock on it, as Redisson
+// does, so that two transactions writing the same one, in this library or
+// in Java, exclude each other: a bucket's lock is the hash
+// "<name>:transaction_lock", a map key's (or set member's)
+// "{<name>}:<key id>:lock" (the key id of the multimaps), the field
+// "<client uuid>:<owner number>:<transaction id>", the lease the
+// transaction's timeout. GetForUpdate takes the same lock before reading,
+// so that a read-modify-write (a transfer between two accounts) loses no
+// update: take the locks in one order everywhere (by name), or two
+// transactions may wait for each other until their timeout.
 //
 // Commit is one script that checks that every lock is still held, applies
 // the writes in their order and releases the locks (publishing Redisson's

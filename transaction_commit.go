@@ -70,19 +70,27 @@ func (t *Transaction) forget() {
 	}
 }
 
-// read returns the bytes at key (a bucket) or at field of key (a map, when
-// hash), as this transaction will leave them: its own write, or else what
-// Redis holds. The turn is held.
-func (t *Transaction) read(ctx context.Context, o *base, key, field string, hash bool) ([]byte, bool, error) {
+// read returns the bytes at key (typ "string": a bucket), at field of key
+// ("hash": a map) or whether field is a member of key ("set"), as this
+// transaction will leave them: its own write, or else what Redis holds.
+// The turn is held.
+func (t *Transaction) read(ctx context.Context, o *base, key, field, typ string) ([]byte, bool, error) {
 	if v, ok := t.buf.lookup(key, field); ok {
 		return v.b, v.present, nil
 	}
 	t.c.trip(ctx, 1)
 	var s string
 	var err error
-	if hash {
+	switch typ {
+	case "hash":
 		s, err = t.c.rdb.HGet(ctx, key, field).Result()
-	} else {
+	case "set":
+		var in bool
+		if in, err = t.c.rdb.SIsMember(ctx, key, field).Result(); err == nil && !in {
+			err = redis.Nil
+		}
+		s = field
+	default:
 		s, err = t.c.rdb.Get(ctx, key).Result()
 	}
 	if errors.Is(err, redis.Nil) {

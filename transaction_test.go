@@ -443,3 +443,59 @@ func TestTransactionCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTransactionSet walks TxSet: Add and Remove are buffered under a lock
+// per member ("{<set>}:<member id>:lock"), Contains sees them, Commit
+// applies them and Rollback does not.
+func TestTransactionSet(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	sn := uniqueName(t, rdb) + ":set"
+	t.Cleanup(func() { rdb.Del(context.Background(), sn) })
+	if _, err := GetSet[string](c, sn).Add(ctx, "k0"); err != nil {
+		t.Fatal(err)
+	}
+	tx := mustTx(t, c, 0)
+	s := GetTxSet[string](tx, sn)
+	if ok, err := s.Contains(ctx, "k0"); err != nil || !ok {
+		t.Fatalf("Contains(k0) = %v, %v", ok, err)
+	}
+	if added, err := s.Add(ctx, "k1"); err != nil || !added {
+		t.Fatalf("Add(k1) = %v, %v; want true", added, err)
+	}
+	if added, err := s.Add(ctx, "k1"); err != nil || added {
+		t.Fatalf("Add(k1) again = %v, %v; want false", added, err)
+	}
+	if removed, err := s.Remove(ctx, "k0"); err != nil || !removed {
+		t.Fatalf("Remove(k0) = %v, %v; want true", removed, err)
+	}
+	if ok, err := s.Contains(ctx, "k0"); err != nil || ok {
+		t.Fatalf("Contains(k0) after Remove = %v, %v", ok, err)
+	}
+	for _, lock := range []string{"{" + sn + "}:Rs/5P4hf6WXvQsSyBB5SCA:lock", "{" + sn + "}:wA144YVtu4seDceKm6yNRA:lock"} {
+		if n, _ := rdb.Exists(ctx, lock).Result(); n != 1 {
+			t.Fatalf("member lock %q missing", lock)
+		}
+	}
+	if got, _ := rdb.SMembers(ctx, sn).Result(); len(got) != 1 || got[0] != "\xa2k0" {
+		t.Fatalf("set before Commit = %q", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rdb.SMembers(ctx, sn).Result(); len(got) != 1 || got[0] != "\xa2k1" {
+		t.Fatalf("set after Commit = %q, want [\\xa2k1]", got)
+	}
+	tx = mustTx(t, c, 0)
+	if _, err := GetTxSet[string](tx, sn).Add(ctx, "k2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.SCard(ctx, sn).Result(); n != 1 {
+		t.Fatalf("set after Rollback has %d members, want 1", n)
+	}
+	assertNoTxLocks(t, rdb, sn, sn)
+}

@@ -69,7 +69,7 @@ func (b *TxBucket[T]) get(ctx context.Context, lock bool) (T, bool, error) {
 			return zero, false, err
 		}
 	}
-	raw, ok, err := b.tx.read(ctx, &b.base, b.name, "", false)
+	raw, ok, err := b.tx.read(ctx, &b.base, b.name, "", "string")
 	if err != nil || !ok {
 		return zero, false, err
 	}
@@ -118,7 +118,7 @@ func (b *TxBucket[T]) Delete(ctx context.Context) (_ bool, err error) {
 	if err := b.tx.lock(ctx, b.lock, b.name); err != nil {
 		return false, err
 	}
-	_, ok, err := b.tx.read(ctx, &b.base, b.name, "", false)
+	_, ok, err := b.tx.read(ctx, &b.base, b.name, "", "string")
 	if err != nil {
 		return false, err
 	}

@@ -83,7 +83,7 @@ func (m *TxMap[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error
 		return false, err
 	}
 	defer m.tx.leave()
-	_, ok, err := m.tx.read(ctx, &m.m.base, m.m.name, string(k), true)
+	_, ok, err := m.tx.read(ctx, &m.m.base, m.m.name, string(k), "hash")
 	return ok, err
 }
 
@@ -102,7 +102,7 @@ func (m *TxMap[K, V]) get(ctx context.Context, key K, lock bool) (V, bool, error
 			return zero, false, err
 		}
 	}
-	return m.decode(m.tx.read(ctx, &m.m.base, m.m.name, string(k), true))
+	return m.decode(m.tx.read(ctx, &m.m.base, m.m.name, string(k), "hash"))
 }
 
 func (m *TxMap[K, V]) decode(raw []byte, ok bool, err error) (V, bool, error) {
@@ -188,7 +188,7 @@ func (m *TxMap[K, V]) write(ctx context.Context, key K, v *V) ([]byte, bool, err
 	if err := m.tx.lock(ctx, m.lockName(k), m.m.name); err != nil {
 		return nil, false, err
 	}
-	old, ok, err := m.tx.read(ctx, &m.m.base, m.m.name, string(k), true)
+	old, ok, err := m.tx.read(ctx, &m.m.base, m.m.name, string(k), "hash")
 	if err != nil {
 		return nil, false, err
 	}

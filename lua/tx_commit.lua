@@ -15,13 +15,15 @@
 -- ARGV[4]  publish command: 'publish' or 'spublish'
 -- ARGV[5]  latch lifetime in ms
 -- ARGV[6 .. 5+m]  the Redis type each data key must have when it exists
---                 ('string', 'hash')
+--                 ('string', 'hash', 'set')
 -- ARGV[6+m ..]    the writes, in order: an op, the index of its data key
 --                 (1 .. m), then its arguments:
 --                   set   value        SET key value
 --                   del                DEL key
 --                   hset  field value  HSET key field value
 --                   hdel  field        HDEL key field
+--                   sadd  member       SADD key member
+--                   srem  member       SREM key member
 --
 -- Returns 1 when applied (or already applied: a resend), -i when lock i is
 -- not held by the owner any more (its lease ran out, or it was forced
@@ -43,7 +45,7 @@ for j = 1, m do
         return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
     end
 end
-local arity = {set = 1, del = 0, hset = 2, hdel = 1}
+local arity = {set = 1, del = 0, hset = 2, hdel = 1, sadd = 1, srem = 1}
 local i = 6 + m
 while i <= #ARGV do
     local op = ARGV[i]
