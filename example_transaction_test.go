@@ -137,3 +137,41 @@ func ExampleGetTxSet() {
 	// true true
 	// [14C]
 }
+
+// A LocalCachedMap in a transaction: Commit writes the hash and, in the
+// same script, publishes Redisson's invalidation message, so every
+// instance's near cache drops the keys (this one's before Commit returns).
+func ExampleGetTxLocalCachedMap() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	prices := redisson.GetLocalCachedMap[string, int](client, "prices", redisson.LocalCacheOptions{})
+	defer prices.Close()
+	_, _ = prices.FastPut(ctx, "apple", 3)
+	v, _, _ := prices.Get(ctx, "apple") // now in the near cache
+	fmt.Println("before:", v)
+
+	tx, err := client.CreateTransaction(redisson.TransactionOptions{})
+	if err != nil {
+		panic(err)
+	}
+	_, _ = redisson.GetTxLocalCachedMap(tx, prices).FastPut(ctx, "apple", 4)
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	v, _, _ = prices.Get(ctx, "apple")
+	fmt.Println("after commit:", v)
+	// Output:
+	// before: 3
+	// after commit: 4
+}

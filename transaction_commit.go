@@ -55,6 +55,11 @@ func (t *Transaction) commit(ctx context.Context) error {
 	t.buf.done = true
 	t.forget()
 	t.c.janitor.add(latch)
+	for _, n := range t.buf.notes {
+		for _, h := range n.hashes {
+			n.local(h)
+		}
+	}
 	return nil
 }
 

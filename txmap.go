@@ -12,8 +12,9 @@ import (
 // write and are applied by Commit. It is safe for concurrent use (its calls
 // take turns with the transaction's) and holds no state of its own.
 type TxMap[K comparable, V any] struct {
-	m  *Map[K, V]
-	tx *Transaction
+	m    *Map[K, V]
+	tx   *Transaction
+	note func() *txNote // a LocalCachedMap's (TxLocalCachedMap); nil for a Map
 }
 
 // GetTxMap returns the map called name inside transaction tx, from keys of
@@ -191,6 +192,10 @@ func (m *TxMap[K, V]) write(ctx context.Context, key K, v *V) ([]byte, bool, err
 	old, ok, err := m.tx.read(ctx, &m.m.base, m.m.name, string(k), "hash")
 	if err != nil {
 		return nil, false, err
+	}
+	if m.note != nil {
+		n := m.note()
+		n.hashes = append(n.hashes, keyHash(k))
 	}
 	if v == nil {
 		err = m.tx.buffer(&m.m.base, m.m.name, "hash", string(k), txValue{}, "hdel", string(k))

@@ -15,7 +15,7 @@
 -- ARGV[4]  publish command: 'publish' or 'spublish'
 -- ARGV[5]  latch lifetime in ms
 -- ARGV[6 .. 5+m]  the Redis type each data key must have when it exists
---                 ('string', 'hash', 'set')
+--                 ('string', 'hash', 'set', 'zset'; '*': any, a channel)
 -- ARGV[6+m ..]    the writes, in order: an op, the index of its data key
 --                 (1 .. m), then its arguments:
 --                   set   value        SET key value
@@ -24,6 +24,10 @@
 --                   hdel  field        HDEL key field
 --                   sadd  member       SADD key member
 --                   srem  member       SREM key member
+--                   zadd  score member ZADD key score member (a LocalCachedMap's
+--                                      updates log)
+--                   publish message    ARGV[4] key message (key: a channel,
+--                                      a LocalCachedMap's invalidation)
 --
 -- Returns 1 when applied (or already applied: a resend), -i when lock i is
 -- not held by the owner any more (its lease ran out, or it was forced
@@ -41,17 +45,19 @@ for i = 1, n do
 end
 for j = 1, m do
     local t = redis.call('type', KEYS[1 + 2 * n + j])['ok']
-    if t ~= 'none' and t ~= ARGV[5 + j] then
+    if t ~= 'none' and t ~= ARGV[5 + j] and ARGV[5 + j] ~= '*' then
         return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
     end
 end
-local arity = {set = 1, del = 0, hset = 2, hdel = 1, sadd = 1, srem = 1}
+local arity = {set = 1, del = 0, hset = 2, hdel = 1, sadd = 1, srem = 1, zadd = 2, publish = 1}
 local i = 6 + m
 while i <= #ARGV do
     local op = ARGV[i]
     local key = KEYS[1 + 2 * n + tonumber(ARGV[i + 1])]
     local a = arity[op]
-    if a == 1 then
+    if op == 'publish' then
+        redis.call(ARGV[4], key, ARGV[i + 2])
+    elseif a == 1 then
         redis.call(op, key, ARGV[i + 2])
     elseif a == 2 then
         redis.call(op, key, ARGV[i + 2], ARGV[i + 3])
