@@ -82,6 +82,9 @@
 //   - GetBloomFilter: BloomFilter, Redisson's layout and bit positions (RBloomFilter).
 //   - Client.GetAtomicDouble: AtomicDouble, a float64 counter as decimal text (RAtomicDouble).
 //   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
+//   - GetTxBucket, GetTxMap, GetTxSet: TxBucket, TxMap, TxSet, a Bucket, Map and Set inside a Transaction
+//     (Client.CreateTransaction; RTransaction): writes locked as Redisson locks them, applied by Commit;
+//     GetTxLocalCachedMap: TxLocalCachedMap, whose Commit also invalidates the near caches.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
 //   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).
 //

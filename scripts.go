@@ -243,4 +243,10 @@ var (
 	scriptRQRenew   = mustScript("rq_renew")
 	scriptRQRequeue = mustScript("rq_requeue")
 	scriptRQPurge   = mustScript("rq_purge")
+
+	// Transaction (transaction*.go, txlock.go): Redisson's RTransaction. A
+	// lock per written object or map key (tx_lock_acquire joins
+	// prelude_lease; the release is lock_release), and one commit script.
+	scriptTxLockAcquire = mustScript("tx_lock_acquire")
+	scriptTxCommit      = mustScript("tx_commit")
 )

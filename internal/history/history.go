@@ -6,7 +6,9 @@
 // recorded leaderships (terms.go): no leader acts once a later term has
 // started, and terms increase in the order they start. For schedulers it
 // checks the recorded decisions of a job's instants (fires.go): each
-// instant decided once, none missed, tokens rising with the instants.
+// instant decided once, none missed, tokens rising with the instants. For
+// transactions it checks committed read-modify-writes of versioned records
+// (versions.go): one chain of versions per record, no lost update.
 //
 // Times are wall-clock Unix nanoseconds, so that histories recorded by
 // processes on one machine can be merged.
