@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/goredisson/redisson/internal/scripting"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -63,7 +62,7 @@ type Batch struct {
 
 	mu      sync.Mutex // guards what follows; Execute holds it while it runs
 	done    bool       // Execute has begun
-	calls   []scripting.Call
+	calls   []call
 	results []batchResult // results[i] settles calls[i]
 	markers []batchMarker
 	bad     error // the first call refused when queued
@@ -134,7 +133,7 @@ func (b *Batch) queue(o *base, r batchResult, err error, s *script, keys []strin
 		}
 		return -1
 	}
-	b.calls = append(b.calls, scripting.Call{Script: s, Keys: keys, Args: args})
+	b.calls = append(b.calls, call{s: s, keys: keys, args: args})
 	b.results = append(b.results, r)
 	return len(b.calls) - 1
 }
@@ -184,17 +183,17 @@ func (b *Batch) Execute(ctx context.Context) (err error) {
 		}
 		return err
 	}
-	err = b.c.scripts.r.RunBatch(ctx, b.calls, b.opts.atomic)
+	err = b.c.scripts.runBatch(ctx, b.calls, b.opts.atomic)
 	for _, m := range b.markers {
 		merr := err
-		if cmd := b.calls[m.i].Cmd; cmd != nil && merr == nil {
+		if cmd := b.calls[m.i].cmd; cmd != nil && merr == nil {
 			merr = cmd.Err()
 		}
 		forgetCallMarker(b.c, m.key, merr)
 	}
 	var first error
 	for i, r := range b.results {
-		if cerr := r.settle(b.calls[i].Cmd, err, b.opts.skip); first == nil {
+		if cerr := r.settle(b.calls[i].cmd, err, b.opts.skip); first == nil {
 			first = cerr
 		}
 	}

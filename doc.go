@@ -82,6 +82,8 @@
 //   - GetBloomFilter: BloomFilter, Redisson's layout and bit positions (RBloomFilter).
 //   - Client.GetAtomicDouble: AtomicDouble, a float64 counter as decimal text (RAtomicDouble).
 //   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
+//   - Client.CreateBatch: Batch, calls on several objects sent together, each returning a Future (RBatch);
+//     its handles GetBatchBucket, Batch.GetAtomicLong, GetBatchMap, GetBatchSet and GetBatchList.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
 //   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).
 //
