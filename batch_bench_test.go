@@ -29,17 +29,27 @@ func BenchmarkBatch10000(b *testing.B) {
 		}
 		b.Cleanup(func() { c.Close() })
 		run := func() error {
+			// A handle per object per batch, as an application makes them:
+			// 300 objects, 10,000 calls.
 			batch := c.CreateBatch()
+			buckets := make([]*BatchBucket[string], 100)
+			maps := make([]*BatchMap[string, int64], 100)
+			longs := make([]*BatchAtomicLong, 100)
+			for i := range 100 {
+				buckets[i] = GetBatchBucket[string](batch, benchBatchKey("b", i))
+				maps[i] = GetBatchMap[string, int64](batch, benchBatchKey("m", i))
+				longs[i] = batch.GetAtomicLong(benchBatchKey("al", i))
+			}
 			for i := 0; i < benchBatchCalls; i++ {
 				switch i % 4 {
 				case 0:
-					GetBatchBucket[string](batch, benchBatchKey("b", i)).Set("value")
+					buckets[i%100].Set("value")
 				case 1:
-					GetBatchBucket[string](batch, benchBatchKey("b", i)).Get()
+					buckets[i%100].Get()
 				case 2:
-					GetBatchMap[string, int64](batch, benchBatchKey("m", i)).FastPut("k", int64(i))
+					maps[i%100].FastPut("k", int64(i))
 				case 3:
-					batch.GetAtomicLong(benchBatchKey("al", i)).AddAndGet(1)
+					longs[i%100].AddAndGet(1)
 				}
 			}
 			return batch.Execute(ctx)

@@ -20,16 +20,19 @@ func (b *Batch) GetAtomicLong(name string) *BatchAtomicLong {
 // Name returns the atomic long's name, its Redis key.
 func (x *BatchAtomicLong) Name() string { return x.o.name }
 
-// reply reads a reply as AtomicLong does: an integer string, nil as 0.
-func (x *BatchAtomicLong) reply(cmd *redis.Cmd) (int64, bool, error) {
-	n, err := x.o.parse(cmd.Val(), cmd.Err())
+// longReply reads a reply as AtomicLong does: an integer string, nil as
+// 0.
+type longReply struct{ a *AtomicLong }
+
+func (r longReply) read(cmd *redis.Cmd) (int64, bool, error) {
+	n, err := r.a.parse(cmd.Val(), cmd.Err())
 	return n, err == nil, err
 }
 
 // Get queues AtomicLong.Get (one GET): the Future holds the value, 0 when
 // the key does not exist.
 func (x *BatchAtomicLong) Get() *Future[int64] {
-	f := newFuture(x.reply)
+	f := newFuture[int64](longReply{x.o})
 	x.b.queue(&x.o.base, f, nil, nil, nil, []any{"get", x.o.name})
 	return f
 }
@@ -38,7 +41,7 @@ func (x *BatchAtomicLong) Get() *Future[int64] {
 // The call writes its marker, as AtomicLong's does, so that a batch
 // go-redis resends after a lost reply adds once.
 func (x *BatchAtomicLong) AddAndGet(delta int64) *Future[int64] {
-	f := newFuture(x.reply)
+	f := newFuture[int64](longReply{x.o})
 	m := x.o.marker()
 	x.b.queueMarked(&x.o.base, f, scriptAtomicAdd, m, []string{x.o.name, m}, []any{delta, x.o.c.retryWindowArg})
 	return f

@@ -1,10 +1,6 @@
 package redisson
 
-import (
-	"time"
-
-	"github.com/redis/go-redis/v9"
-)
+import "time"
 
 // BatchBucket queues a Bucket's calls in a Batch (GetBatchBucket). Each
 // call sends what Bucket's method of that name sends and its Future holds
@@ -27,7 +23,7 @@ func (x *BatchBucket[T]) Name() string { return x.o.name }
 // Get queues Bucket.Get (one GET): the Future holds the value, and Found
 // reports whether the bucket existed.
 func (x *BatchBucket[T]) Get() *Future[T] {
-	f := newFuture(func(cmd *redis.Cmd) (T, bool, error) { return x.o.decode(cmd.Val(), cmd.Err()) })
+	f := newFuture[T](valueReply[T]{&x.o.base})
 	x.b.queue(&x.o.base, f, nil, nil, nil, []any{"get", x.o.name})
 	return f
 }
@@ -41,10 +37,7 @@ func (x *BatchBucket[T]) SetWithTTL(v T, ttl time.Duration) *Future[struct{}] {
 }
 
 func (x *BatchBucket[T]) set(v T, withTTL bool, ttl time.Duration) *Future[struct{}] {
-	f := newFuture(func(cmd *redis.Cmd) (struct{}, bool, error) {
-		err := x.o.wrap(cmd.Err())
-		return struct{}{}, err == nil, err
-	})
+	f := newFuture[struct{}](doneReply{&x.o.base})
 	args, err := x.o.setArgs(v, "set", withTTL, ttl)
 	x.b.queue(&x.o.base, f, err, scriptBucketSet, []string{x.o.name}, args)
 	return f
@@ -53,17 +46,7 @@ func (x *BatchBucket[T]) set(v T, withTTL bool, ttl time.Duration) *Future[struc
 // Delete queues Bucket.Delete (one DEL): the Future holds whether the
 // bucket existed.
 func (x *BatchBucket[T]) Delete() *Future[bool] {
-	f := newFuture(func(cmd *redis.Cmd) (bool, bool, error) { return countReply(&x.o.base, cmd) })
+	f := newFuture[bool](countReply{&x.o.base})
 	x.b.queue(&x.o.base, f, nil, nil, nil, []any{"del", x.o.name})
 	return f
-}
-
-// countReply reads an integer reply of a batched call as "was it there":
-// n == 1, also reported as found.
-func countReply(o *base, cmd *redis.Cmd) (bool, bool, error) {
-	n, err := cmd.Int64()
-	if err != nil {
-		return false, false, o.wrap(err)
-	}
-	return n == 1, n == 1, nil
 }

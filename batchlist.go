@@ -24,10 +24,7 @@ func (x *BatchList[T]) Name() string { return x.o.Name() }
 // Like List.Add, a batch go-redis resends after a lost reply adds twice.
 func (x *BatchList[T]) Add(v T) *Future[int64] {
 	o := &x.o.o.base
-	f := newFuture(func(cmd *redis.Cmd) (int64, bool, error) {
-		n, err := cmd.Int64()
-		return n, err == nil, o.wrap(err)
-	})
+	f := newFuture[int64](intReply{o})
 	e, err := x.o.o.encode(v)
 	x.b.queue(o, f, err, nil, nil, []any{"rpush", o.name, e})
 	return f
@@ -38,10 +35,10 @@ func (x *BatchList[T]) Add(v T) *Future[int64] {
 func (x *BatchList[T]) Get(index int64) *Future[T] {
 	o := &x.o.o
 	read := x.o.element(index)
-	f := newFuture(func(cmd *redis.Cmd) (T, bool, error) {
+	f := newFuture[T](readFunc[T](func(cmd *redis.Cmd) (T, bool, error) {
 		v, err := read(cmd.Text())
 		return v, err == nil, err
-	})
+	}))
 	x.b.queue(&o.base, f, x.o.checkIndex(index), nil, nil, []any{"lindex", o.name, index})
 	return f
 }

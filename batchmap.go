@@ -1,7 +1,5 @@
 package redisson
 
-import "github.com/redis/go-redis/v9"
-
 // BatchMap queues a Map's calls in a Batch (GetBatchMap). Each call sends
 // what Map's method of that name sends and its Future holds what that
 // method returns; a call's bad input is in its Future at once. It is safe
@@ -20,14 +18,10 @@ func GetBatchMap[K comparable, V any](b *Batch, name string, opts ...ObjectOptio
 // Name returns the map's name, its Redis key.
 func (x *BatchMap[K, V]) Name() string { return x.o.name }
 
-func (x *BatchMap[K, V]) value(cmd *redis.Cmd) (V, bool, error) {
-	return x.o.value(cmd.Val(), cmd.Err())
-}
-
 // Get queues Map.Get (one HGET): the Future holds the value, and Found
 // reports whether key was present.
 func (x *BatchMap[K, V]) Get(key K) *Future[V] {
-	f := newFuture(x.value)
+	f := newFuture[V](valueReply[V]{&x.o.base})
 	k, err := x.o.encodeKey(key)
 	x.b.queue(&x.o.base, f, err, nil, nil, []any{"hget", x.o.name, k})
 	return f
@@ -36,7 +30,7 @@ func (x *BatchMap[K, V]) Get(key K) *Future[V] {
 // Put queues Map.Put (its script): the Future holds the previous value,
 // and Found reports whether key was present.
 func (x *BatchMap[K, V]) Put(key K, v V) *Future[V] {
-	f := newFuture(x.value)
+	f := newFuture[V](valueReply[V]{&x.o.base})
 	k, val, err := x.o.entryArgs(key, v)
 	x.b.queue(&x.o.base, f, err, scriptMapPut, []string{x.o.name}, []any{k, val})
 	return f
@@ -45,7 +39,7 @@ func (x *BatchMap[K, V]) Put(key K, v V) *Future[V] {
 // FastPut queues Map.FastPut (one HSET): the Future holds whether key was
 // new.
 func (x *BatchMap[K, V]) FastPut(key K, v V) *Future[bool] {
-	f := newFuture(func(cmd *redis.Cmd) (bool, bool, error) { return countReply(&x.o.base, cmd) })
+	f := newFuture[bool](countReply{&x.o.base})
 	k, val, err := x.o.entryArgs(key, v)
 	x.b.queue(&x.o.base, f, err, nil, nil, []any{"hset", x.o.name, k, val})
 	return f
@@ -54,7 +48,7 @@ func (x *BatchMap[K, V]) FastPut(key K, v V) *Future[bool] {
 // Remove queues Map.Remove (its script): the Future holds the removed
 // value, and Found reports whether key was present.
 func (x *BatchMap[K, V]) Remove(key K) *Future[V] {
-	f := newFuture(x.value)
+	f := newFuture[V](valueReply[V]{&x.o.base})
 	k, err := x.o.encodeKey(key)
 	x.b.queue(&x.o.base, f, err, scriptMapRemove, []string{x.o.name}, []any{k})
 	return f

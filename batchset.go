@@ -1,7 +1,5 @@
 package redisson
 
-import "github.com/redis/go-redis/v9"
-
 // BatchSet queues a Set's calls in a Batch (GetBatchSet). Each call sends
 // what Set's method of that name sends and its Future holds what that
 // method returns; a call's bad input is in its Future at once. It is safe
@@ -24,7 +22,7 @@ func (x *BatchSet[T]) Name() string { return x.o.Name() }
 // count of one.
 func (x *BatchSet[T]) member(cmd string, v T) *Future[bool] {
 	o := &x.o.o.base
-	f := newFuture(func(c *redis.Cmd) (bool, bool, error) { return countReply(o, c) })
+	f := newFuture[bool](countReply{o})
 	m, err := x.o.o.encode(v)
 	x.b.queue(o, f, err, nil, nil, []any{cmd, o.name, m})
 	return f

@@ -9,16 +9,62 @@ import "github.com/redis/go-redis/v9"
 // ErrResultSkipped. A Future is read after Execute has returned, from any
 // goroutine; it may not be copied.
 type Future[T any] struct {
-	decode func(cmd *redis.Cmd) (T, bool, error) // the object's reading of the reply
-	val    T
-	found  bool
-	err    error
-	done   bool
+	r     replyReader[T] // the object's reading of the reply
+	val   T
+	found bool
+	err   error
+	done  bool
 }
 
-func newFuture[T any](decode func(cmd *redis.Cmd) (T, bool, error)) *Future[T] {
-	return &Future[T]{decode: decode}
+func newFuture[T any](r replyReader[T]) *Future[T] { return &Future[T]{r: r} }
+
+// replyReader reads a batched call's reply as the object's method does:
+// (value, found, error). The readers below hold one pointer, so that a
+// Future takes one without an allocation of its own.
+type replyReader[T any] interface {
+	read(cmd *redis.Cmd) (T, bool, error)
 }
+
+// valueReply reads a bulk string (or nil: not found) with the object's
+// codec: a Bucket's Get, a Map's Get, Put and Remove.
+type valueReply[T any] struct{ o *base }
+
+func (r valueReply[T]) read(cmd *redis.Cmd) (T, bool, error) {
+	return decodeReply[T](r.o, cmd.Val(), cmd.Err())
+}
+
+// doneReply reads a reply that carries nothing but success.
+type doneReply struct{ o *base }
+
+func (r doneReply) read(cmd *redis.Cmd) (struct{}, bool, error) {
+	err := r.o.wrap(cmd.Err())
+	return struct{}{}, err == nil, err
+}
+
+// countReply reads an integer reply as "was it there" (n == 1, also
+// reported as found): DEL, HSET, SADD, SREM, SISMEMBER of one.
+type countReply struct{ o *base }
+
+func (r countReply) read(cmd *redis.Cmd) (bool, bool, error) {
+	n, err := cmd.Int64()
+	if err != nil {
+		return false, false, r.o.wrap(err)
+	}
+	return n == 1, n == 1, nil
+}
+
+// intReply reads an integer reply: RPUSH's new length.
+type intReply struct{ o *base }
+
+func (r intReply) read(cmd *redis.Cmd) (int64, bool, error) {
+	n, err := cmd.Int64()
+	return n, err == nil, r.o.wrap(err)
+}
+
+// readFunc is a reader that needs more than the object (List.Get's index).
+type readFunc[T any] func(cmd *redis.Cmd) (T, bool, error)
+
+func (f readFunc[T]) read(cmd *redis.Cmd) (T, bool, error) { return f(cmd) }
 
 // Result returns the call's value and error: its zero value and
 // ErrBatchNotExecuted before Execute has returned.
@@ -65,7 +111,7 @@ func (f *Future[T]) settle(cmd *redis.Cmd, batchErr error, skip bool) error {
 		f.err = batchErr
 		return f.err
 	}
-	f.val, f.found, f.err = f.decode(cmd)
+	f.val, f.found, f.err = f.r.read(cmd)
 	if !skip {
 		return f.err
 	}
