@@ -38,7 +38,7 @@ func BatchSkipResults() BatchOption { return func(o *batchOptions) { o.skip = tr
 // not one per call; with BatchAtomic one MULTI/EXEC. Each queued call
 // returns a Future, which holds the call's result once Execute has
 // returned. The calls are those of the objects (GetBatchBucket,
-// Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList), with the
+// Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList, GetBatchQueue), with the
 // same keys, encoding, replies and errors as the objects' own methods, and
 // the same scripts where the objects use one (an AtomicLong's addition
 // keeps its call marker, so a resent batch adds once).

@@ -46,6 +46,7 @@ func fillBatch(b *Batch, base string) (check func(t *testing.T)) {
 	m := GetBatchMap[string, int64](b, base+":m")
 	s := GetBatchSet[string](b, base+":s")
 	l := GetBatchList[int64](b, base+":l")
+	q := GetBatchQueue[string](b, base+":q")
 	set := bk.Set("v")
 	get := bk.Get()
 	inc := al.IncrementAndGet()
@@ -63,6 +64,9 @@ func fillBatch(b *Batch, base string) (check func(t *testing.T)) {
 	ladd := l.Add(7)
 	lget := l.Get(0)
 	del := bk.Delete()
+	offer := q.Offer("job")
+	poll := q.Poll()
+	empty := q.Poll()
 	return func(t *testing.T) {
 		t.Helper()
 		if err := set.Err(); err != nil {
@@ -84,6 +88,11 @@ func fillBatch(b *Batch, base string) (check func(t *testing.T)) {
 		eq(t, "List Add", ladd, 1, true)
 		eq(t, "List Get", lget, 7, true)
 		eq(t, "Delete", del, true, true)
+		if err := offer.Err(); err != nil {
+			t.Errorf("Offer: %v", err)
+		}
+		eq(t, "Poll", poll, "job", true)
+		eq(t, "Poll on empty", empty, "", false)
 	}
 }
 
@@ -97,7 +106,7 @@ func eq[T comparable](t *testing.T, what string, f *Future[T], want T, found boo
 
 func batchKeys(t *testing.T, rdb redis.UniversalClient, base string) {
 	t.Cleanup(func() {
-		for _, k := range []string{":b", ":al", ":m", ":s", ":l"} {
+		for _, k := range []string{":b", ":al", ":m", ":s", ":l", ":q"} {
 			rdb.Del(context.Background(), base+k)
 		}
 	})
@@ -149,8 +158,8 @@ func TestBatchAtomic(t *testing.T) {
 	}
 	check(t)
 	sent := log.take()
-	if len(sent) != 19 || sent[0][0] != "MULTI" || sent[len(sent)-1][0] != "EXEC" {
-		t.Fatalf("sent %d commands, %q first, %q last; want MULTI, 17 calls, EXEC", len(sent), sent[0], sent[len(sent)-1])
+	if len(sent) != 22 || sent[0][0] != "MULTI" || sent[len(sent)-1][0] != "EXEC" {
+		t.Fatalf("sent %d commands, %q first, %q last; want MULTI, 20 calls, EXEC", len(sent), sent[0], sent[len(sent)-1])
 	}
 	for _, cmd := range sent {
 		if cmd[0] == "EVALSHA" {
@@ -242,6 +251,8 @@ func TestBatchBadInput(t *testing.T) {
 		{"nil map key", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchMap[*int, string](b, name).Put(nil, "v") }, ErrNilValue},
 		{"nil map value", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchMap[string, *int](b, name).FastPut("k", nil) }, ErrNilValue},
 		{"nil set member", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchSet[*int](b, name).Add(nil) }, ErrNilValue},
+		{"nil queue element", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchQueue[*int](b, name).Offer(nil) }, ErrNilValue},
+		{"empty queue name", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchQueue[string](b, "").Poll() }, ErrEmptyName},
 		{"nil list element", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchList[*int](b, name).Add(nil) }, ErrNilValue},
 		{"unencodable value", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchBucket[chan int](b, name).Set(make(chan int)) }, ErrCodec},
 		{"zero ttl", c, ctx, func(b *Batch) interface{ Err() error } { return GetBatchBucket[string](b, name).SetWithTTL("v", 0) }, ErrNegativeDuration},

@@ -83,7 +83,7 @@
 //   - Client.GetAtomicDouble: AtomicDouble, a float64 counter as decimal text (RAtomicDouble).
 //   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
 //   - Client.CreateBatch: Batch, calls on several objects sent together, each returning a Future (RBatch);
-//     its handles GetBatchBucket, Batch.GetAtomicLong, GetBatchMap, GetBatchSet and GetBatchList.
+//     its handles GetBatchBucket, Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList and GetBatchQueue.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
 //   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).
 //

@@ -111,6 +111,32 @@ func ExampleGetBatchSet() {
 	// true false true
 }
 
+// A BatchQueue offers at the tail and polls the head; Poll on an empty
+// queue finds nothing.
+func ExampleGetBatchQueue() {
+	client, done := exampleClient()
+	defer done()
+	ctx := context.Background()
+
+	b := client.CreateBatch()
+	q := redisson.GetBatchQueue[string](b, "jobs")
+	q.Offer("a")
+	q.Offer("b")
+	head := q.Poll()
+	if err := b.Execute(ctx); err != nil {
+		panic(err)
+	}
+	b = client.CreateBatch()
+	q = redisson.GetBatchQueue[string](b, "jobs")
+	next, empty := q.Poll(), q.Poll()
+	if err := b.Execute(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println(head.Value(), next.Value(), empty.Found())
+	// Output:
+	// a b false
+}
+
 // A BatchList appends and reads elements; an index outside the list is
 // ErrIndexOutOfRange in that call's Future.
 func ExampleGetBatchList() {
