@@ -138,6 +138,14 @@ func (b *Batch) queue(o *base, r batchResult, err error, s *script, keys []strin
 	return len(b.calls) - 1
 }
 
+// queueValue queues the plain command cmd on o's key with v encoded by
+// o's codec (SADD, RPUSH, ...), f reading its reply.
+func queueValue[T any](b *Batch, o *base, f *Future[T], cmd string, v any) *Future[T] {
+	e, err := o.encode(v)
+	b.queue(o, f, err, nil, nil, []any{cmd, o.name, e})
+	return f
+}
+
 // queueMarked is queue for a call that writes marker (an AtomicLong's call
 // marker), which Execute hands to the janitor once the call has returned.
 func (b *Batch) queueMarked(o *base, r batchResult, s *script, marker string, keys []string, args []any) {

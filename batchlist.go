@@ -24,10 +24,7 @@ func (x *BatchList[T]) Name() string { return x.o.Name() }
 // Like List.Add, a batch go-redis resends after a lost reply adds twice.
 func (x *BatchList[T]) Add(v T) *Future[int64] {
 	o := &x.o.o.base
-	f := newFuture[int64](intReply{o})
-	e, err := x.o.o.encode(v)
-	x.b.queue(o, f, err, nil, nil, []any{"rpush", o.name, e})
-	return f
+	return queueValue(x.b, o, newFuture[int64](intReply{o}), "rpush", v)
 }
 
 // Get queues List.Get (one LINDEX): the Future holds the element at index;

@@ -21,10 +21,7 @@ func (x *BatchQueue[T]) Name() string { return x.o.name }
 // Offer queues Queue.Offer (one RPUSH); the Future holds no value. Like
 // Queue.Offer, a batch go-redis resends after a lost reply adds twice.
 func (x *BatchQueue[T]) Offer(v T) *Future[struct{}] {
-	f := newFuture[struct{}](doneReply{&x.o.base})
-	e, err := x.o.encode(v)
-	x.b.queue(&x.o.base, f, err, nil, nil, []any{"rpush", x.o.name, e})
-	return f
+	return queueValue(x.b, &x.o.base, newFuture[struct{}](doneReply{&x.o.base}), "rpush", v)
 }
 
 // Poll queues Queue.Poll (one LPOP): the Future holds the head, and Found

@@ -22,10 +22,7 @@ func (x *BatchSet[T]) Name() string { return x.o.Name() }
 // count of one.
 func (x *BatchSet[T]) member(cmd string, v T) *Future[bool] {
 	o := &x.o.o.base
-	f := newFuture[bool](countReply{o})
-	m, err := x.o.o.encode(v)
-	x.b.queue(o, f, err, nil, nil, []any{cmd, o.name, m})
-	return f
+	return queueValue(x.b, o, newFuture[bool](countReply{o}), cmd, v)
 }
 
 // Add queues Set.Add (one SADD): the Future holds whether v was new.
