@@ -155,9 +155,14 @@ bench-pkg:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 3s .
 
 # soak runs the long history and fault runs (minutes each; set
-# REDISSON_SOAK_DURATION, default 2m) and prints their counts.
+# REDISSON_SOAK_DURATION, default 2m) and prints their counts. The reliable
+# queue's crash tests (a server, and a partitioned queue on a Cluster) run
+# REDISSON_SOAK_JOBS jobs each (default 1,000,000; e.g. make soak
+# REDISSON_SOAK_JOBS=30000 for a short run).
+REDISSON_SOAK_JOBS ?= 1000000
+export REDISSON_SOAK_JOBS
 soak:
-	$(GO) test -tags soak -count=1 -run '^TestSoak' -v -timeout 60m .
+	$(GO) test -tags soak -count=1 -run '^TestSoak' -v -timeout 180m .
 
 clean:
 	$(GO) clean -testcache

@@ -255,14 +255,19 @@ func TestAutoPipeObserverRoundTrips(t *testing.T) {
 	}
 }
 
-// On Cluster auto-pipelining is off by default: a batch would wait for its
-// slowest master (internal/scripting's TestAutoPipeCluster runs one there).
+// On Cluster auto-pipelining is on by default, one pipe per master
+// (internal/scripting's TestClusterAutoPipeline* run it on a cluster), and
+// off with DisableAutoPipeline.
 func TestAutoPipeCluster(t *testing.T) {
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 	t.Cleanup(func() { cc.Close() })
 	c := newClient(t, cc, nil)
-	if runnerConfig(cc, topologyOf(cc), nil, c.Options()).Lanes != 0 {
-		t.Fatal("auto-pipelining is on by default on Cluster")
+	cfg := runnerConfig(cc, topologyOf(cc), nil, c.Options())
+	if cfg.Lanes != clusterPipeLanes || cfg.Cluster == nil {
+		t.Fatalf("Cluster runner config: lanes %d, cluster %v; want %d lanes on the cluster client", cfg.Lanes, cfg.Cluster != nil, clusterPipeLanes)
+	}
+	if runnerConfig(cc, topologyOf(cc), nil, Options{DisableAutoPipeline: true}).Lanes != 0 {
+		t.Fatal("auto-pipelining on Cluster with DisableAutoPipeline")
 	}
 }
 

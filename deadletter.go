@@ -36,10 +36,13 @@ type DeadLetter[T any] struct {
 }
 
 // DeadLetters returns up to count dead letters, oldest first, from the one
-// after the entry id after ("" for the first). It returns ErrInvalidOption
-// for a count below 1; ErrEmptyName, ErrInvalidName, ErrWrongType,
-// ErrClientClosed, or a Redis error otherwise. Undecodable payloads are
-// reported in each DeadLetter's Err, not as the call's error.
+// after the dead letter id after ("" for the first). A partitioned queue's
+// are listed partition by partition, partition 0 first, each oldest first;
+// their ids name their partition (p<i>/<entry id> for partition i >= 1). It
+// returns ErrInvalidOption for a count below 1; ErrEmptyName,
+// ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis error
+// otherwise. Undecodable payloads are reported in each DeadLetter's Err,
+// not as the call's error.
 func (q *ReliableQueue[T]) DeadLetters(ctx context.Context, after string, count int) (_ []DeadLetter[T], err error) {
 	ctx, rec, err := q.openCall(ctx, opRQDeadLetters)
 	defer func() { rec.end(err, OutcomeOK) }()
@@ -49,25 +52,46 @@ func (q *ReliableQueue[T]) DeadLetters(ctx context.Context, after string, count 
 	if count < 1 {
 		return nil, q.wrap(invalidOption(ErrInvalidOption, "count", count, ">= 1"))
 	}
-	start := "-"
+	first, start := 0, "-"
 	if after != "" {
-		start = "(" + after
+		p, id := q.partOf(after)
+		if p == nil {
+			return []DeadLetter[T]{}, nil // no partition of this queue: nothing after it
+		}
+		first, start = q.partIndex(p), "("+id
 	}
-	q.c.trip(ctx, 1)
-	msgs, err := q.c.rdb.XRangeN(ctx, q.dead, start, "+", int64(count)).Result()
-	if err != nil {
-		return nil, q.wrap(err)
+	var out []DeadLetter[T]
+	for i := first; i < len(q.parts) && len(out) < count; i++ {
+		p := &q.parts[i]
+		q.c.trip(ctx, 1)
+		msgs, err := q.c.rdb.XRangeN(ctx, p.dead, start, "+", int64(count-len(out))).Result()
+		if err != nil {
+			return nil, q.wrap(err)
+		}
+		for _, m := range msgs {
+			out = append(out, q.deadLetter(p, m))
+		}
+		start = "-"
 	}
-	out := make([]DeadLetter[T], 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, q.deadLetter(m))
+	if out == nil {
+		out = []DeadLetter[T]{}
 	}
 	return out, nil
 }
 
-// deadLetter decodes one dead-letter entry.
-func (q *ReliableQueue[T]) deadLetter(m redis.XMessage) DeadLetter[T] {
-	d := DeadLetter[T]{ID: m.ID, Fields: make(map[string]string, len(m.Values))}
+// partIndex is the index of the queue's partition p.
+func (q *ReliableQueue[T]) partIndex(p *rqPart) int {
+	for i := range q.parts {
+		if &q.parts[i] == p {
+			return i
+		}
+	}
+	return 0
+}
+
+// deadLetter decodes one dead-letter entry of partition p.
+func (q *ReliableQueue[T]) deadLetter(p *rqPart, m redis.XMessage) DeadLetter[T] {
+	d := DeadLetter[T]{ID: p.prefix + m.ID, Fields: make(map[string]string, len(m.Values))}
 	for k, v := range m.Values {
 		s, _ := v.(string)
 		d.Fields[k] = s
@@ -76,14 +100,15 @@ func (q *ReliableQueue[T]) deadLetter(m redis.XMessage) DeadLetter[T] {
 	if d.JobID == "" {
 		d.JobID = d.Fields["rq:src"]
 	}
+	d.JobID = p.prefix + d.JobID
 	d.Reason = d.Fields[rqFieldErr]
 	d.Attempts, _ = strconv.Atoi(d.Fields[rqFieldAtt])
 	d.EnqueuedAt = time.UnixMilli(parseMs(d.Fields[rqFieldEnq]))
 	d.DiedAt = time.UnixMilli(parseMs(d.Fields["rq:died"]))
-	if p, ok := d.Fields[q.payload]; ok {
-		d.Value, d.Err = decodeValue[T](q.codec, q.object, []byte(p))
+	if v, ok := d.Fields[q.payload]; ok {
+		d.Value, d.Err = decodeValue[T](q.codec, q.object, []byte(v))
 	} else {
-		d.Err = q.errorf("%w: dead letter %s has no payload field", ErrCodec, m.ID)
+		d.Err = q.errorf("%w: dead letter %s has no payload field", ErrCodec, d.ID)
 	}
 	return d
 }
@@ -99,8 +124,12 @@ func (q *ReliableQueue[T]) RequeueDeadLetter(ctx context.Context, id string) (_ 
 	if err != nil {
 		return false, err
 	}
+	p, inner := q.partOf(id)
+	if p == nil {
+		return false, nil // no partition of this queue: no such dead letter
+	}
 	q.c.trip(ctx, 1)
-	n, err := q.c.scripts.run(ctx, scriptRQRequeue, []string{q.dead, q.name}, 1, id).Int64()
+	n, err := q.c.scripts.run(ctx, scriptRQRequeue, []string{p.dead, p.stream}, 1, inner).Int64()
 	return n == 1, q.wrap(err)
 }
 
@@ -115,22 +144,26 @@ func (q *ReliableQueue[T]) RequeueDeadLetters(ctx context.Context) (moved int, e
 		return 0, err
 	}
 	const batch = 100
-	for {
-		q.c.trip(ctx, 1)
-		n, err := q.c.scripts.run(ctx, scriptRQRequeue, []string{q.dead, q.name}, batch).Int64()
-		if err != nil {
-			return moved, q.wrap(err)
-		}
-		moved += int(n)
-		if n < batch {
-			return moved, nil
+	for i := range q.parts {
+		p := &q.parts[i]
+		for {
+			q.c.trip(ctx, 1)
+			n, err := q.c.scripts.run(ctx, scriptRQRequeue, []string{p.dead, p.stream}, batch).Int64()
+			if err != nil {
+				return moved, q.wrap(err)
+			}
+			moved += int(n)
+			if n < batch {
+				break
+			}
 		}
 	}
+	return moved, nil
 }
 
-// PurgeDeadLetters deletes the dead letters and returns how many there
-// were. It returns ErrWrongType when the key holds another type (nothing
-// is deleted); ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
+// PurgeDeadLetters deletes the dead letters (of every partition) and
+// returns how many there were. It returns ErrWrongType when a key holds
+// another type (nothing more is deleted); ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
 // error otherwise.
 func (q *ReliableQueue[T]) PurgeDeadLetters(ctx context.Context) (_ int64, err error) {
 	ctx, rec, err := q.openCall(ctx, opRQPurge)
@@ -138,10 +171,14 @@ func (q *ReliableQueue[T]) PurgeDeadLetters(ctx context.Context) (_ int64, err e
 	if err != nil {
 		return 0, err
 	}
-	q.c.trip(ctx, 1)
-	n, err := q.c.scripts.run(ctx, scriptRQPurge, []string{q.dead}).Int64()
-	if errors.Is(err, redis.Nil) {
-		err = nil
+	total := int64(0)
+	for i := range q.parts {
+		q.c.trip(ctx, 1)
+		n, err := q.c.scripts.run(ctx, scriptRQPurge, []string{q.parts[i].dead}).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return total, q.wrap(err)
+		}
+		total += n
 	}
-	return n, q.wrap(err)
+	return total, nil
 }

@@ -33,6 +33,17 @@ var prefixKinds = []struct {
 	{"redisson_al_call:", KindBookkeeping},
 	{"redisson_ad_call:", KindBookkeeping},
 	{"redisson_adder_call:", KindBookkeeping},
+	{"redisson_rq_delayed:", KindReliableDelayed},
+	{"redisson_rq_jobs:", KindReliableDelayed},
+	{"redisson_rq_dead:", KindDeadLetters},
+	{"redisson_rq_partitions:", KindReliablePartitions},
+	{"redisson_rq_dedup:", KindBookkeeping},
+	{"redisson_rq_call:", KindBookkeeping},
+	{"redisson_election:", KindElection},
+	{"redisson_scheduler:", KindScheduler},
+	{"redisson_scheduler_state:", KindSchedulerState},
+	{"redisson_scheduler_token:", KindSchedulerState},
+	{"redisson_scheduler_run:", KindSchedulerState},
 }
 
 // kindOf names the object and kind of key, whose Redis type is typ and
@@ -83,7 +94,12 @@ func kindOf(key, typ, shape string) (ObjectKind, string) {
 	case "set":
 		return KindSet, key
 	case "zset":
+		if shape == "setcache" {
+			return KindSetCache, key
+		}
 		return KindSortedSet, key
+	case "stream":
+		return KindStream, key
 	}
 	return KindOther, key
 }

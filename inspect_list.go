@@ -112,6 +112,32 @@ const (
 	KindSet ObjectKind = "set"
 	// KindSortedSet is a zset at a name of its own: a SortedSet.
 	KindSortedSet ObjectKind = "sorted-set"
+	// KindSetCache is a zset whose scores are member expiries: a SetCache.
+	// It is told from a SortedSet by its scores (inspect_key.lua): a member
+	// scored as one without TTL, or a first page of scores that are all
+	// whole milliseconds between 2001 and 2286, so a SortedSet of such
+	// timestamps lists as set-cache too.
+	KindSetCache ObjectKind = "set-cache"
+	// KindStream is a stream at a name of its own: a ReliableQueue's jobs, a
+	// ReliableTopic, or a Redisson RStream; the key alone does not say which.
+	KindStream ObjectKind = "stream"
+	// KindReliableDelayed is a ReliableQueue's redisson_rq_delayed:{name}
+	// or redisson_rq_jobs:{name}: its delayed jobs and retries waiting for
+	// their back-off.
+	KindReliableDelayed ObjectKind = "reliable-delayed"
+	// KindDeadLetters is a ReliableQueue's redisson_rq_dead:{name}.
+	KindDeadLetters ObjectKind = "dead-letters"
+	// KindReliablePartitions is a partitioned ReliableQueue's
+	// redisson_rq_partitions:{name}, its partition count.
+	KindReliablePartitions ObjectKind = "reliable-partitions"
+	// KindElection is an Election's redisson_election:{name} (its lock is a
+	// KindLock at name).
+	KindElection ObjectKind = "election"
+	// KindScheduler is a Scheduler's job definitions,
+	// redisson_scheduler:{name}; KindSchedulerState its fire state, fencing
+	// token and runs in progress.
+	KindScheduler      ObjectKind = "scheduler"
+	KindSchedulerState ObjectKind = "scheduler-state"
 	// KindDelayDeadlines and KindDelayPending are a DelayedQueue's
 	// redisson_delay_queue_timeout:{name} and redisson_delay_queue:{name};
 	// their Name is the queue's destination.
@@ -129,8 +155,7 @@ const (
 	// SetMultimap (a set), {name}:<id>, the id 22 characters of Base64; the
 	// multimap's index hash at name lists as KindMap.
 	KindMultimapValues ObjectKind = "multimap-values"
-	// KindOther is a key of a type no object uses at a name of its own
-	// (a stream, for instance).
+	// KindOther is a key of a type no object uses at a name of its own.
 	KindOther ObjectKind = "other"
 )
 

@@ -32,6 +32,11 @@ type ReliableQueueInfo struct {
 	Jobs []InFlightJob `json:"jobs"`
 	// ServerTime is the Redis server's clock when the state was read.
 	ServerTime time.Time `json:"server_time"`
+	// Partitions is how many partitions the queue's workers last recorded
+	// (WithPartitions; 1 when unpartitioned). The counts, the workers and
+	// the jobs are those of all of them; OldestReady is the largest lag,
+	// NextDue the earliest.
+	Partitions int `json:"partitions"`
 }
 
 // ReliableQueueWorker is one consumer of a ReliableQueue's group.
@@ -49,7 +54,7 @@ type ReliableQueueWorker struct {
 // reaches their WorkerOptions.Lease (default 30s), so the lease left is
 // that Lease minus Idle.
 type InFlightJob struct {
-	// Entry is the job's stream entry id.
+	// Entry is the job's stream entry id (after "p<i>/" in partition i >= 1).
 	Entry    string `json:"entry"`
 	Consumer string `json:"consumer"`
 	// Idle is the time since the entry's last delivery or renewal.
@@ -61,26 +66,87 @@ type InFlightJob struct {
 
 // InspectReliableQueue reads the queue called name: its counts, its lag,
 // its next due job, its workers and its jobs in flight, in one pipeline
-// (not atomically) and one more round trip when jobs are ready. It returns
-// ErrNotFound when the stream, the delayed jobs and the dead letters are
-// all absent (an empty stream whose jobs were all done is found); ErrWrongType when a key holds another type; ErrEmptyName,
-// ErrInvalidName, ErrClientClosed, or a Redis error.
+// (not atomically) and one more round trip when jobs are ready; a
+// partitioned queue's partitions (as many as its workers recorded, see
+// WithPartitions) one after another. It returns ErrNotFound when the
+// stream, the delayed jobs and the dead letters are all absent (an empty
+// stream whose jobs were all done is found); ErrWrongType when a key holds
+// another type; ErrEmptyName, ErrInvalidName, ErrClientClosed, or a Redis
+// error.
 func (c *Client) InspectReliableQueue(ctx context.Context, name string) (ReliableQueueInfo, error) {
+	parts := 1
+	info, err := c.inspectRQPart(ctx, name, name, "", &parts)
+	if err != nil {
+		return ReliableQueueInfo{}, err
+	}
+	info.Partitions = parts
+	for i := 1; i < parts; i++ {
+		pt := newRQPart(name, i, "")
+		pi, err := c.inspectRQPart(ctx, name, pt.stream, pt.prefix, nil)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return ReliableQueueInfo{}, err
+		}
+		info.add(pi)
+	}
+	return info, nil
+}
+
+// add adds partition pi's state to info's.
+func (info *ReliableQueueInfo) add(pi ReliableQueueInfo) {
+	info.Ready += pi.Ready
+	info.InFlight += pi.InFlight
+	info.Delayed += pi.Delayed
+	info.Dead += pi.Dead
+	info.OldestReady = max(info.OldestReady, pi.OldestReady)
+	if !pi.NextDue.IsZero() && (info.NextDue.IsZero() || pi.NextDue.Before(info.NextDue)) {
+		info.NextDue = pi.NextDue
+	}
+	for _, w := range pi.Workers {
+		merged := false
+		for k := range info.Workers {
+			if info.Workers[k].Consumer == w.Consumer {
+				info.Workers[k].InFlight += w.InFlight
+				info.Workers[k].Idle = min(info.Workers[k].Idle, w.Idle)
+				merged = true
+			}
+		}
+		if !merged {
+			info.Workers = append(info.Workers, w)
+		}
+	}
+	for _, j := range pi.Jobs {
+		if len(info.Jobs) < InspectQueueLimit {
+			info.Jobs = append(info.Jobs, j)
+		}
+	}
+}
+
+// inspectRQPart reads one partition of the queue called name: its stream
+// and companion keys; prefix goes before its entry ids. With parts, it
+// also reads the partitions recorded into it.
+func (c *Client) inspectRQPart(ctx context.Context, name, stream, prefix string, parts *int) (ReliableQueueInfo, error) {
 	const kind = reliableQueueKind
-	delayed, dead := prefixName("redisson_rq_delayed", name), prefixName("redisson_rq_dead", name)
-	if err := c.checkObject(name, c.nameError(kind, name, delayed, dead)); err != nil {
+	delayed, dead := prefixName("redisson_rq_delayed", stream), prefixName("redisson_rq_dead", stream)
+	if err := c.checkObject(name, c.nameError(kind, name, stream, delayed, dead)); err != nil {
 		return ReliableQueueInfo{}, err
 	}
 	p := c.rdb.Pipeline()
-	xlen := p.XLen(ctx, name)
+	var recorded *redis.StringCmd
+	if parts != nil {
+		recorded = p.Get(ctx, rqPartitionsKey(name))
+	}
+	xlen := p.XLen(ctx, stream)
 	zc := p.ZCard(ctx, delayed)
 	first := p.ZRangeWithScores(ctx, delayed, 0, 0)
 	dlen := p.XLen(ctx, dead)
-	groups := p.XInfoGroups(ctx, name)
-	consumers := p.XInfoConsumers(ctx, name, rqGroup)
+	groups := p.XInfoGroups(ctx, stream)
+	consumers := p.XInfoConsumers(ctx, stream, rqGroup)
 	groups.SetFirstKeyPos(2) // XINFO <sub> key: go-redis would route by the subcommand on Cluster
 	consumers.SetFirstKeyPos(2)
-	pending := p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: name, Group: rqGroup, Start: "-", End: "+", Count: InspectQueueLimit})
+	pending := p.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: stream, Group: rqGroup, Start: "-", End: "+", Count: InspectQueueLimit})
 	now := p.Time(ctx)
 	_, _ = p.Exec(ctx)
 	for _, cmd := range []redis.Cmder{xlen, zc, first, dlen, now} {
@@ -90,7 +156,13 @@ func (c *Client) InspectReliableQueue(ctx context.Context, name string) (Reliabl
 	}
 	info := ReliableQueueInfo{Name: name, Delayed: zc.Val(), Dead: dlen.Val(), ServerTime: now.Val(),
 		Workers: []ReliableQueueWorker{}, Jobs: []InFlightJob{}}
-	if err := groups.Err(); err != nil && strings.Contains(err.Error(), "no such key") && info.Delayed == 0 && info.Dead == 0 {
+	partitioned := false
+	if recorded != nil {
+		if n, err := recorded.Int(); err == nil && n > 1 && n <= maxRQPartitions {
+			*parts, partitioned = n, true
+		}
+	}
+	if err := groups.Err(); err != nil && strings.Contains(err.Error(), "no such key") && info.Delayed == 0 && info.Dead == 0 && !partitioned {
 		return ReliableQueueInfo{}, objectErrorf(kind, name, "%w", ErrNotFound)
 	}
 	if z := first.Val(); len(z) == 1 {
@@ -114,11 +186,11 @@ func (c *Client) InspectReliableQueue(ctx context.Context, name string) (Reliabl
 	}
 	if err := pending.Err(); err == nil {
 		for _, j := range pending.Val() {
-			info.Jobs = append(info.Jobs, InFlightJob{Entry: j.ID, Consumer: j.Consumer, Idle: j.Idle, Deliveries: j.RetryCount})
+			info.Jobs = append(info.Jobs, InFlightJob{Entry: prefix + j.ID, Consumer: j.Consumer, Idle: j.Idle, Deliveries: j.RetryCount})
 		}
 	}
 	if info.Ready > 0 {
-		msgs, err := c.rdb.XRangeN(ctx, name, start, "+", 1).Result()
+		msgs, err := c.rdb.XRangeN(ctx, stream, start, "+", 1).Result()
 		if err != nil {
 			return ReliableQueueInfo{}, objectErr(kind, name, err)
 		}

@@ -17,7 +17,7 @@ func TestInspectReliableQueue(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	name := uniqueName(t, c.rdb)
 	q := GetReliableQueue[string](c, name)
-	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.dead, q.delayed, q.bodies) })
+	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.parts[0].dead, q.parts[0].delayed, q.parts[0].bodies) })
 	if _, err := c.InspectReliableQueue(ctx, name); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("InspectReliableQueue of nothing = %v, want ErrNotFound", err)
 	}
@@ -166,7 +166,7 @@ func TestInspectReliableCluster(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	name := uniqueName(t, rdb)
 	q := GetReliableQueue[string](c, name)
-	t.Cleanup(func() { rdb.Del(context.Background(), name, q.dead, q.delayed, q.bodies) })
+	t.Cleanup(func() { rdb.Del(context.Background(), name, q.parts[0].dead, q.parts[0].delayed, q.parts[0].bodies) })
 	if _, _, err := q.Enqueue(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}

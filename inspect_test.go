@@ -515,6 +515,25 @@ func createObjects(t *testing.T, ctx context.Context, c *Client, base string) ma
 		t.Fatal(err)
 	}
 	out[base+"zset"] = wantListed{KindSortedSet, base + "zset"}
+	sc := GetSetCache[string](c, base+"sc")
+	if _, err := sc.AddWithTTL(ctx, "a", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"sc"] = wantListed{KindSetCache, base + "sc"}
+	if _, err := GetSetCache[string](c, base+"scplain").Add(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	out[base+"scplain"] = wantListed{KindSetCache, base + "scplain"}
+	rq := GetReliableQueue[string](c, base+"rq")
+	for _, o := range [][]EnqueueOption{nil, {JobDelay(time.Hour)}, {JobDedupID("d1", time.Hour)}} {
+		if _, _, err := rq.Enqueue(ctx, "job", o...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out[base+"rq"] = wantListed{KindStream, base + "rq"}
+	out[prefixName("redisson_rq_delayed", base+"rq")] = wantListed{KindReliableDelayed, base + "rq"}
+	out[prefixName("redisson_rq_jobs", base+"rq")] = wantListed{KindReliableDelayed, base + "rq"}
+	out[prefixName("redisson_rq_dedup", base+"rq")+":d1"] = wantListed{KindBookkeeping, base + "rq"}
 	dq := GetDelayedQueue[string](c, base+"dq")
 	t.Cleanup(dq.Destroy)
 	if err := dq.Offer(ctx, "later", time.Hour); err != nil {

@@ -7,7 +7,8 @@ import "time"
 type Job[T any] struct {
 	// ID is the job's id: its stream entry id when it was enqueued without
 	// a delay (by Go or by a Java RStream), 32 hex digits for a delayed
-	// job. It stays the same through retries.
+	// job; in partition i >= 1 of a partitioned queue, either after
+	// "p<i>/". It stays the same through retries.
 	ID string
 	// Value is the job's decoded payload.
 	Value T
@@ -24,8 +25,10 @@ type Job[T any] struct {
 	// text; empty when no attempt failed.
 	LastError string
 
-	entry string // stream entry id of this delivery
-	prior int    // deliveries before this entry was added (rq:att)
+	id    string  // ID within its partition (rq:id)
+	part  *rqPart // its partition
+	entry string  // stream entry id of this delivery
+	prior int     // deliveries before this entry was added (rq:att)
 	enqMs int64
 	hold  *hold // the delivery's lease
 }

@@ -448,7 +448,7 @@ func TestObjectKeysMatchDocumentedLifetimes(t *testing.T) {
 		rqDone <- rq.Process(rqCtx, func(hctx context.Context, _ *Job[string]) error { <-hctx.Done(); return hctx.Err() },
 			WorkerOptions{Concurrency: 2, ShutdownTimeout: time.Millisecond})
 	}()
-	eventually(t, 10*time.Second, "the foreign entry dead-lettered", func() bool { return rdb.XLen(ctx, rq.dead).Val() == 1 })
+	eventually(t, 10*time.Second, "the foreign entry dead-lettered", func() bool { return rdb.XLen(ctx, rq.parts[0].dead).Val() == 1 })
 	rqStop()
 	<-rqDone
 

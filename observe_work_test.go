@@ -18,7 +18,7 @@ func TestObserveReliableQueueRunsAndUndecodable(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	name := uniqueName(t, c.rdb)
 	q := GetReliableQueue[string](c, name)
-	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.dead, q.delayed, q.bodies) })
+	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.parts[0].dead, q.parts[0].delayed, q.parts[0].bodies) })
 	if _, _, err := q.Enqueue(ctx, "ok"); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReliableQueueStatsOldestReady(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	name := uniqueName(t, c.rdb)
 	q := GetReliableQueue[string](c, name)
-	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.dead, q.delayed, q.bodies) })
+	t.Cleanup(func() { c.rdb.Del(context.Background(), name, q.parts[0].dead, q.parts[0].delayed, q.parts[0].bodies) })
 	if st := mustStats(t, q); st.OldestReady != 0 || st.Ready != 0 {
 		t.Fatalf("empty queue's stats %+v: want no lag", st)
 	}

@@ -117,9 +117,15 @@ type Options struct {
 	// A go-redis Hook sees a batched call in ProcessPipelineHook, not
 	// ProcessHook, under the context of the batch's oldest call without its
 	// cancellation; an Observer still counts it as one round trip of its
-	// operation. On a ClusterClient calls are never batched (a batch would
-	// wait for its slowest master, so a failing master would hold up the
-	// calls to the others). Default false.
+	// operation. On a ClusterClient each master has its own queue, behind
+	// one send in flight to that master (calls are routed by the slot of
+	// their first key, as go-redis routes them), so a slow or failing master
+	// holds up only its own calls. There a call sent alone goes through the
+	// ClusterClient as without the auto-pipeline; a batch goes through the
+	// master's node client (seen by that client's hooks, those
+	// ClusterClient.OnNewNode adds, not the ClusterClient's), and a call it
+	// answers with MOVED or ASK is sent again alone through the
+	// ClusterClient, which follows the redirection. Default false.
 	DisableAutoPipeline bool
 
 	// Observer, when set, sees every public operation and background event
@@ -272,9 +278,10 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
-	codec     Codec
-	retention *retentionBounds // WithRetention: ReliableTopic only
-	loader    any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	codec      Codec
+	retention  *retentionBounds // WithRetention: ReliableTopic only
+	partitions int              // WithPartitions: ReliableQueue only
+	loader     any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
 }
 
 // objectOptionsOf applies opts.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,44 +50,56 @@ const rqPayloadName = "payload"
 // letters, so the stream holds only the jobs not yet done.
 // docs/guarantees.md says what a failover can lose.
 //
+// Order: an unpartitioned queue delivers jobs first in the order they
+// entered its stream (enqueued, or due after a delay or back-off); with
+// Concurrency above 1, or several workers, they run concurrently, and a
+// retried or taken-over job comes back behind the jobs enqueued meanwhile.
+// WithPartitions splits the queue over streams in their own hash slots
+// (on a Cluster, spread over the masters): that order holds within each
+// partition (for the jobs of one JobPartitionKey, say) and none across
+// them. Each worker consumes every partition.
+//
 // A ReliableQueue is safe for concurrent use and holds no state of its
 // own; its workers' leases live in its Client.
 type ReliableQueue[T any] struct {
 	base
-	delayed string // zset: job id -> due ms
-	bodies  string // hash: job id -> fields of a delayed job
-	dead    string // stream: dead letters
-	callPre string // call marker prefix: redisson_rq_call:{name}:<client uuid>:
-	dedupPr string // deduplication key prefix: redisson_rq_dedup:{name}:
-	payload string // the codec-encoded payload field name
-	badPay  error  // the codec cannot encode the field name
+	parts   []rqPart      // partition 0 first (WithPartitions; one by default)
+	next    atomic.Uint64 // the round-robin partition of the next Enqueue
+	payload string        // the codec-encoded payload field name
+	badPay  error         // the codec cannot encode the field name, or WithPartitions is out of range
 }
 
 // GetReliableQueue returns the reliable job queue called name, of jobs of
-// type T. It does no I/O. opts may give it its own codec (WithCodec). An
-// empty name makes every method return ErrEmptyName.
+// type T. It does no I/O. opts may give it its own codec (WithCodec) and
+// partitions (WithPartitions). An empty name makes every method return
+// ErrEmptyName.
 func GetReliableQueue[T any](c *Client, name string, opts ...ObjectOption) *ReliableQueue[T] {
-	q := &ReliableQueue[T]{
-		delayed: prefixName("redisson_rq_delayed", name),
-		bodies:  prefixName("redisson_rq_jobs", name),
-		dead:    prefixName("redisson_rq_dead", name),
-		callPre: prefixName("redisson_rq_call", name) + ":" + c.id + ":",
-		dedupPr: prefixName("redisson_rq_dedup", name) + ":",
+	n := objectOptionsOf(opts).partitions
+	q := &ReliableQueue[T]{parts: make([]rqPart, max(min(n, maxRQPartitions), 1))}
+	var keys []string
+	for i := range q.parts {
+		q.parts[i] = newRQPart(name, i, c.id)
+		p := &q.parts[i]
+		keys = append(keys, p.stream, p.delayed, p.bodies, p.dead, p.callPre, p.dedupPr)
 	}
-	q.base = newBase(c, reliableQueueKind, name, c.objectCodec(opts), q.delayed, q.bodies, q.dead, q.callPre, q.dedupPr)
+	q.base = newBase(c, reliableQueueKind, name, c.objectCodec(opts), keys[1:]...)
 	if b, err := encodeValue(q.codec, q.object, rqPayloadName); err != nil {
 		q.badPay = err
 	} else {
 		q.payload = string(b)
 	}
+	if n < 0 || n > maxRQPartitions {
+		q.badPay = q.wrap(invalidOption(ErrInvalidOption, "WithPartitions", n, "1 to 1024 (0: unpartitioned)"))
+	}
 	return q
 }
 
-// Name returns the queue's name, the key of its stream.
+// Name returns the queue's name, the key of its stream (partition 0's).
 func (q *ReliableQueue[T]) Name() string { return q.name }
 
-// DeadLetterName returns the key of the queue's dead-letter stream.
-func (q *ReliableQueue[T]) DeadLetterName() string { return q.dead }
+// DeadLetterName returns the key of the queue's dead-letter stream (of
+// partition 0 when the queue is partitioned: each partition has its own).
+func (q *ReliableQueue[T]) DeadLetterName() string { return q.parts[0].dead }
 
 // openCall is base.open plus the check of the payload field's encoding.
 func (q *ReliableQueue[T]) openCall(ctx context.Context, op string) (context.Context, *opRecord, error) {
@@ -104,6 +117,8 @@ type enqueueConfig struct {
 	delay       time.Duration
 	dedupID     string
 	dedupWindow time.Duration
+	partKey     string // JobPartitionKey
+	hasPartKey  bool
 }
 
 // JobDelay makes the job due d after Redis receives it, on the server's
@@ -124,7 +139,9 @@ func JobDedupID(id string, window time.Duration) EnqueueOption {
 // Enqueue adds a job of value v and returns its id and true; or, with
 // JobDedupID naming a job enqueued within the window, that job's id and
 // false. The id is the job's stream entry id (a delayed job's: 32 hex
-// digits), and stays the job's through its retries. The job is added once
+// digits; in partition i >= 1 either after "p<i>/"), and stays the job's
+// through its retries. A partitioned queue puts the job in the partition
+// of its JobPartitionKey, else of its JobDedupID, else the next in turn. The job is added once
 // even when go-redis resends the call (a marker
 // redisson_rq_call:{name}:<client uuid>:<n> holds the result for the
 // retry window). With Options.ReplicaAck, the call waits for that many
@@ -134,9 +151,10 @@ func JobDedupID(id string, window time.Duration) EnqueueOption {
 // with the same JobDedupID, which adds it only if it is gone). Enqueue
 // returns ErrNilValue for a nil pointer or
 // interface, ErrCodec when v does not encode, ErrNegativeDuration for a
-// negative JobDelay, ErrInvalidOption for a bad JobDedupID; ErrEmptyName,
-// ErrInvalidName, ErrWrongType (the name holds another type: Redis is
-// left unchanged), ErrClientClosed, or a Redis error otherwise.
+// negative JobDelay, ErrInvalidOption for a bad JobDedupID (or
+// WithPartitions out of range); ErrEmptyName, ErrInvalidName,
+// ErrWrongType (the name holds another type: Redis is left unchanged),
+// ErrClientClosed, or a Redis error otherwise.
 func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOption) (_ string, added bool, err error) {
 	ctx, rec, err := q.openCall(ctx, opRQEnqueue)
 	defer func() { rec.end(err, enqueueOutcome(added)) }()
@@ -156,17 +174,18 @@ func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOpti
 	if err != nil {
 		return "", false, err
 	}
-	marker := q.callPre + q.c.newRequest()
+	p := q.part(&cfg)
+	marker := p.callPre + q.c.newRequest()
 	dedupKey := marker
 	if cfg.dedupID != "" {
-		dedupKey = q.dedupPr + cfg.dedupID
+		dedupKey = p.dedupPr + cfg.dedupID
 	}
 	delayedID := ""
 	if cfg.delay > 0 {
 		delayedID = newJobID()
 	}
 	q.c.trip(ctx, 1)
-	keys := []string{q.name, q.delayed, q.bodies, marker, dedupKey}
+	keys := []string{p.stream, p.delayed, p.bodies, marker, dedupKey}
 	args := []any{q.payload, body, ceilMs(cfg.delay), delayedID, q.c.retryWindowArg, ceilMs(cfg.dedupWindow)}
 	var cmd *redis.Cmd
 	acked := int64(0)
@@ -189,6 +208,7 @@ func (q *ReliableQueue[T]) Enqueue(ctx context.Context, v T, opts ...EnqueueOpti
 	if !ok {
 		return "", false, q.errorf("%w: enqueue reply %v", ErrUnexpectedReply, res)
 	}
+	id = p.prefix + id
 	if ack.Replicas > 0 && acked < int64(ack.Replicas) {
 		return id, n == 1, q.errorf("%w: job %s enqueued, acknowledged by %d of %d replicas (a failover may lose it; enqueue again with the same JobDedupID)",
 			ErrNotReplicated, id, acked, ack.Replicas)
@@ -225,87 +245,6 @@ func newJobID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
-}
-
-// ReliableQueueStats is a snapshot of a ReliableQueue's jobs.
-type ReliableQueueStats struct {
-	Ready    int64 // in the stream, not yet delivered
-	InFlight int64 // delivered and not yet settled (pending in the group)
-	Delayed  int64 // waiting for their due time (delayed or retrying)
-	Dead     int64 // in the dead letters
-	// OldestReady is the queue's lag: how long the oldest job not yet
-	// delivered has been in the stream (since it was enqueued, or became
-	// due after its delay or back-off), on the server's clock; 0 when no
-	// job is ready.
-	OldestReady time.Duration
-}
-
-// Stats returns the counts of the queue's jobs, read in one pipeline (not
-// atomically: a job moving meanwhile may be counted twice or not at all),
-// and, when jobs are ready, the age of the oldest (one more round trip).
-// It returns ErrWrongType when a key holds another type; ErrEmptyName,
-// ErrInvalidName, ErrClientClosed, or a Redis error otherwise.
-func (q *ReliableQueue[T]) Stats(ctx context.Context) (_ ReliableQueueStats, err error) {
-	ctx, rec, err := q.openCall(ctx, opRQStats)
-	defer func() { rec.end(err, OutcomeOK) }()
-	if err != nil {
-		return ReliableQueueStats{}, err
-	}
-	q.c.trip(ctx, 1)
-	p := q.c.rdb.Pipeline()
-	xlen := p.XLen(ctx, q.name)
-	pend := p.XPending(ctx, q.name, rqGroup)
-	zc := p.ZCard(ctx, q.delayed)
-	dead := p.XLen(ctx, q.dead)
-	groups := p.XInfoGroups(ctx, q.name)
-	groups.SetFirstKeyPos(2) // XINFO GROUPS key: go-redis would route by "groups" on Cluster
-	now := p.Time(ctx)
-	_, _ = p.Exec(ctx)
-	for _, c := range []redis.Cmder{xlen, zc, dead} {
-		if err := c.Err(); err != nil {
-			return ReliableQueueStats{}, q.wrap(err)
-		}
-	}
-	var st ReliableQueueStats
-	if err := pend.Err(); err == nil {
-		st.InFlight = pend.Val().Count
-	} else if !isNoGroup(err) {
-		return ReliableQueueStats{}, q.wrap(err)
-	}
-	st.Ready = max(xlen.Val()-st.InFlight, 0)
-	st.Delayed = zc.Val()
-	st.Dead = dead.Val()
-	if st.Ready > 0 {
-		age, err := q.oldestReady(ctx, groups, now)
-		if err != nil {
-			return ReliableQueueStats{}, q.wrap(err)
-		}
-		st.OldestReady = age
-	}
-	return st, nil
-}
-
-// oldestReady returns the age of the first entry after the group's last
-// delivered one (the first of the stream when there is no group yet), by
-// its id's milliseconds against the server's time.
-func (q *ReliableQueue[T]) oldestReady(ctx context.Context, groups *redis.XInfoGroupsCmd, now *redis.TimeCmd) (time.Duration, error) {
-	if err := now.Err(); err != nil {
-		return 0, err
-	}
-	start := "-"
-	if groups.Err() == nil {
-		for _, g := range groups.Val() {
-			if g.Name == rqGroup {
-				start = "(" + g.LastDeliveredID
-			}
-		}
-	}
-	q.c.trip(ctx, 1)
-	msgs, err := q.c.rdb.XRangeN(ctx, q.name, start, "+", 1).Result()
-	if err != nil || len(msgs) == 0 {
-		return 0, err
-	}
-	return entryAge(msgs[0].ID, now.Val()), nil
 }
 
 // entryAge is how long before now the stream entry id was added.

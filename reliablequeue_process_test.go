@@ -24,8 +24,18 @@ import (
 
 // rqProcEnv makes the test binary a ReliableQueue producer or worker
 // process of TestReliableQueueCrashHistory (see runRQProcess) instead of
-// running tests: "<role>|<redis addr>|<history file>|<arg>".
+// running tests: "<role>|<redis addr>|<history file>|<arg>|<partitions>";
+// the address of a Cluster is its nodes' addresses, comma-separated.
 const rqProcEnv = "REDISSON_TEST_RQPROC"
+
+// rqProcClient connects a child of the crash test to addr, a server or
+// (comma-separated addresses) a Cluster.
+func rqProcClient(addr, name string) redis.UniversalClient {
+	if strings.Contains(addr, ",") {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addr, ","), ClientName: name})
+	}
+	return redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
+}
 
 func init() {
 	if spec := os.Getenv(rqProcEnv); spec != "" {
@@ -56,8 +66,9 @@ func rqPoison(v string) bool { return strings.HasSuffix(v, "-poison") }
 // Its handlers sleep up to 3 ms; 3% fail once in a while, poison jobs
 // always.
 func runRQProcess(spec string) int {
-	f := strings.SplitN(spec, "|", 4)
+	f := strings.SplitN(spec, "|", 5)
 	role, addr, path, arg := f[0], f[1], f[2], f[3]
+	parts, _ := strconv.Atoi(f[4])
 	out, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -73,12 +84,11 @@ func runRQProcess(spec string) int {
 	if role == "producer" {
 		prefix, n, _ := strings.Cut(arg, ":")
 		count, _ := strconv.Atoi(n)
-		rdb := redis.NewClient(&redis.Options{Addr: addr})
-		c, err := New(rdb, nil)
+		c, err := New(rqProcClient(addr, "rqproducer"), nil)
 		if err != nil {
 			return 1
 		}
-		q := GetReliableQueue[string](c, rqCrashQueue)
+		q := GetReliableQueue[string](c, rqCrashQueue, WithPartitions(parts))
 		for i := range count {
 			v := fmt.Sprintf("%s-%d", prefix, i)
 			if i%250 == 7 {
@@ -104,12 +114,11 @@ func runRQProcess(spec string) int {
 		}
 		record("%s %s %s %d %v %d %d", verb, id, how, attempt, done, pid, time.Now().UnixNano())
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ClientName: "rqworker"})
-	c, err := New(rdb, &Options{WatchdogTimeout: lease})
+	c, err := New(rqProcClient(addr, "rqworker"), &Options{WatchdogTimeout: lease})
 	if err != nil {
 		return 1
 	}
-	q := GetReliableQueue[string](c, rqCrashQueue)
+	q := GetReliableQueue[string](c, rqCrashQueue, WithPartitions(parts))
 	err = q.Process(ctx, func(ctx context.Context, j *Job[string]) error {
 		record("start %s %s %d %d %d", j.ID, j.Value, j.Attempt, pid, time.Now().UnixNano())
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
@@ -132,10 +141,10 @@ type rqChild struct {
 	done chan error
 }
 
-func startRQChild(t *testing.T, role, addr, path, arg string) *rqChild {
+func startRQChild(t *testing.T, role, addr, path, arg string, parts int) *rqChild {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), rqProcEnv+"="+role+"|"+addr+"|"+path+"|"+arg)
+	cmd.Env = append(os.Environ(), rqProcEnv+"="+role+"|"+addr+"|"+path+"|"+arg+"|"+strconv.Itoa(parts))
 	cmd.Stderr = os.Stderr
 	wait, err := childproc.Start(cmd)
 	if err != nil {
@@ -158,6 +167,18 @@ func (ch *rqChild) kill() {
 // soak build raises it).
 var rqJobsPerProducer = 1500
 
+// rqCrashSetup is where TestReliableQueueCrashHistory and its Cluster
+// variant run.
+type rqCrashSetup struct {
+	topology  string
+	faults    string
+	addr      string                // the children's: a server, or a Cluster's nodes comma-separated
+	rdb       redis.UniversalClient // the test's
+	parts     int                   // WithPartitions
+	crash     func()                // crashes and restarts Redis once (nil: no crash)
+	killConns func(context.Context) int
+}
+
 // Three producer processes enqueue jobs while three worker processes
 // handle them; workers are killed with SIGKILL at random and restarted,
 // their connections are killed with CLIENT KILL, and Redis (appendonly,
@@ -171,16 +192,67 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 	}
 	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	rdb := srv.Client(t)
+	runRQCrash(t, rqCrashSetup{
+		topology: "single", addr: srv.Addr(), rdb: rdb, parts: 1,
+		faults:    "SIGKILL of worker processes + CLIENT KILL + Redis crash restart (appendonly, appendfsync always)",
+		crash:     func() { srv.CrashRestart(t) },
+		killConns: func(ctx context.Context) int { return killWorkerConns(ctx, rdb) },
+	})
+}
+
+// TestReliableQueueClusterCrashHistory is the crash test on a queue of 6
+// partitions over a 3-master Cluster, the partitions on every master:
+// workers killed with SIGKILL and their connections killed on every
+// master; the same history checks.
+func TestReliableQueueClusterCrashHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test: separate processes, a minute")
+	}
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := cl.Client(t)
+	ctx := testCtx(t, time.Minute)
+	const parts = 6
+	masters := map[string]bool{}
+	for _, name := range GetReliableQueue[string](newClient(t, rdb, nil), rqCrashQueue, WithPartitions(parts)).PartitionNames() {
+		node, err := rdb.MasterForKey(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		masters[node.Options().Addr] = true
+	}
+	if len(masters) != 3 {
+		t.Fatalf("the %d partitions are on %d masters, want 3", parts, len(masters))
+	}
+	runRQCrash(t, rqCrashSetup{
+		topology: "cluster of 3 masters, 6 partitions", addr: strings.Join(cl.Addrs(), ","), rdb: rdb, parts: parts,
+		faults: "SIGKILL of worker processes + CLIENT KILL on every master",
+		killConns: func(ctx context.Context) int {
+			n := 0
+			var mu sync.Mutex
+			_ = rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+				k := killWorkerConns(ctx, m)
+				mu.Lock()
+				n += k
+				mu.Unlock()
+				return nil
+			})
+			return n
+		},
+	})
+}
+
+// runRQCrash runs the crash test in setup s.
+func runRQCrash(t *testing.T, s rqCrashSetup) {
 	dir := t.TempDir()
 	const lease = 1500 * time.Millisecond
 	hist := func(name string) string { return filepath.Join(dir, name+".log") }
 	var producers []*rqChild
 	for p := range 3 {
-		producers = append(producers, startRQChild(t, "producer", srv.Addr(), hist(fmt.Sprint("p", p)), fmt.Sprintf("p%d:%d", p, rqJobsPerProducer)))
+		producers = append(producers, startRQChild(t, "producer", s.addr, hist(fmt.Sprint("p", p)), fmt.Sprintf("p%d:%d", p, rqJobsPerProducer), s.parts))
 	}
 	workers := make([]*rqChild, 3)
 	for i := range workers {
-		workers[i] = startRQChild(t, "worker", srv.Addr(), hist("workers"), lease.String())
+		workers[i] = startRQChild(t, "worker", s.addr, hist("workers"), lease.String(), s.parts)
 	}
 	killed := map[int]bool{} // pids killed mid-run
 	kills, clientKills, restarts := 0, 0, 0
@@ -192,7 +264,8 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 		}
 		close(producersDone)
 	}()
-	ctx := testCtx(t, 10*time.Minute)
+	// 10 minutes, and a millisecond more per job for the soak's runs.
+	ctx := testCtx(t, 10*time.Minute+time.Duration(3*rqJobsPerProducer)*time.Millisecond)
 	start := time.Now()
 	// Faults go on until the producers are done, and for at least 9
 	// rounds (a Redis crash in the 4th).
@@ -209,19 +282,19 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 		killed[workers[i].cmd.Process.Pid] = true
 		workers[i].kill()
 		kills++
-		workers[i] = startRQChild(t, "worker", srv.Addr(), hist("workers"), lease.String())
+		workers[i] = startRQChild(t, "worker", s.addr, hist("workers"), lease.String(), s.parts)
 		if round%3 == 1 {
-			clientKills += killWorkerConns(ctx, rdb)
+			clientKills += s.killConns(ctx)
 		}
-		if round == 3 {
-			srv.CrashRestart(t)
+		if round == 3 && s.crash != nil {
+			s.crash()
 			restarts++
 		}
 	}
 	produced := time.Since(start)
-	q := GetReliableQueue[string](newClient(t, rdb, nil), rqCrashQueue)
+	q := GetReliableQueue[string](newClient(t, s.rdb, nil), rqCrashQueue, WithPartitions(s.parts))
 	enq := readRQEnqueues(t, hist, len(producers))
-	redistest.Eventually(t, 5*time.Minute, "every job acked or dead", func() bool {
+	redistest.Eventually(t, 5*time.Minute+time.Duration(3*rqJobsPerProducer)*time.Millisecond, "every job acked or dead", func() bool {
 		st, err := q.Stats(ctx)
 		return err == nil && st.Ready == 0 && st.InFlight == 0 && st.Delayed == 0
 	})
@@ -233,8 +306,8 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := checkRQHistory(t, enq, hist("workers"), dead, killed)
-	t.Logf("SUMMARY fault=SIGKILL of worker processes + CLIENT KILL + Redis crash restart (appendfsync always); topology=single, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; violations=0",
-		lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts)
+	t.Logf("SUMMARY fault=%s; topology=%s, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; violations=0",
+		s.faults, s.topology, lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts)
 }
 
 // killWorkerConns kills the connections of every worker process and
@@ -286,19 +359,29 @@ func readRQEnqueues(t *testing.T, hist func(string) string, producers int) map[s
 
 func readRecords(t *testing.T, path string) [][]string {
 	t.Helper()
+	var out [][]string
+	forRecords(t, path, func(f []string) { out = append(out, f) })
+	return out
+}
+
+// forRecords calls each with the fields of each record of the file at
+// path, one at a time (the soak's history is too large to hold as text).
+func forRecords(t *testing.T, path string, each func([]string)) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if fs := strings.Fields(sc.Text()); len(fs) > 0 {
-			out = append(out, fs)
+			each(fs)
 		}
 	}
-	return out
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type rqReport struct {
@@ -323,7 +406,7 @@ func checkRQHistory(t *testing.T, enq map[string]string, path string, dead []Dea
 		value[id] = v
 	}
 	events := map[string][]rqEvent{}
-	for _, f := range readRecords(t, path) {
+	forRecords(t, path, func(f []string) {
 		var e rqEvent
 		switch f[0] {
 		case "start":
@@ -343,7 +426,7 @@ func checkRQHistory(t *testing.T, enq map[string]string, path string, dead []Dea
 			t.Fatalf("bad record %v", f)
 		}
 		events[f[1]] = append(events[f[1]], e)
-	}
+	})
 	deadJobs := map[string]DeadLetter[string]{}
 	for _, d := range dead {
 		if _, dup := deadJobs[d.JobID]; dup {

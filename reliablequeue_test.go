@@ -310,8 +310,8 @@ func TestReliableQueueDedup(t *testing.T) {
 func TestReliableQueueEnqueueResendAddsOnce(t *testing.T) {
 	f := newRQFixture(t, time.Second)
 	ctx := testCtx(t, time.Minute)
-	marker := f.q.callPre + "resent"
-	keys := []string{f.q.name, f.q.delayed, f.q.bodies, marker, marker}
+	marker := f.q.parts[0].callPre + "resent"
+	keys := []string{f.q.name, f.q.parts[0].delayed, f.q.parts[0].bodies, marker, marker}
 	var ids []any
 	for range 2 {
 		res, err := f.c.scripts.run(ctx, scriptRQEnqueue, keys, f.q.payload, "\xa1x", 0, "", 60000, 0).Slice()
@@ -391,13 +391,13 @@ func TestReliableQueueBadInput(t *testing.T) {
 func TestReliableQueueStaleWorkerCannotAck(t *testing.T) {
 	f := newRQFixture(t, time.Second)
 	ctx := testCtx(t, time.Minute)
-	if err := f.c.scripts.run(ctx, scriptRQInit, []string{f.q.name, f.q.dead}, rqGroup).Err(); err != nil {
+	if err := f.c.scripts.run(ctx, scriptRQInit, []string{f.q.name, f.q.parts[0].dead}, rqGroup).Err(); err != nil {
 		t.Fatal(err)
 	}
 	id, _, _ := f.q.Enqueue(ctx, "contested")
 	f.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: rqGroup, Consumer: "A", Streams: []string{"jobs", ">"}, Count: 1})
 	f.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: "jobs", Group: rqGroup, Consumer: "B", Messages: []string{id}})
-	keys := []string{f.q.name, f.q.delayed, f.q.bodies, f.q.dead}
+	keys := []string{f.q.name, f.q.parts[0].delayed, f.q.parts[0].bodies, f.q.parts[0].dead}
 	settle := func(consumer, how string) int64 {
 		n, err := f.c.scripts.run(ctx, scriptRQSettle, keys, rqGroup, consumer, id, how, id, 1, 0, "e", 1, "").Int64()
 		if err != nil {
@@ -513,8 +513,8 @@ func TestReliableQueueCluster(t *testing.T) {
 	name := uniqueName(t, rdb)
 	q := GetReliableQueue[int](c, name)
 	ctx := testCtx(t, time.Minute)
-	t.Cleanup(func() { rdb.Del(context.Background(), q.name, q.delayed, q.bodies, q.dead) })
-	for _, k := range []string{q.delayed, q.bodies, q.dead, q.callPre + "1", q.dedupPr + "x"} {
+	t.Cleanup(func() { rdb.Del(context.Background(), q.name, q.parts[0].delayed, q.parts[0].bodies, q.parts[0].dead) })
+	for _, k := range []string{q.parts[0].delayed, q.parts[0].bodies, q.parts[0].dead, q.parts[0].callPre + "1", q.parts[0].dedupPr + "x"} {
 		if hashSlot(k) != hashSlot(name) {
 			t.Fatalf("key %s in slot %d, the name in %d", k, hashSlot(k), hashSlot(name))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -21,8 +22,11 @@ type rqWorker[T any] struct {
 	opts     WorkerOptions
 	consumer string
 	spec     *renewSpec
-	keys     []string // stream, delayed, bodies, dead: every script's keys
 	reclaim  time.Duration
+	shared   bool // several partitions' fetch loops share the slots
+	// blockers bounds the partitions' blocking reads (each holds a
+	// connection of go-redis's pool while it waits): half the pool.
+	blockers chan struct{}
 
 	slots chan struct{}   // a token per job received and not yet settled
 	jobs  chan *Job[T]    // received, not yet started
@@ -47,7 +51,11 @@ type rqWorker[T any] struct {
 // cause ErrJobLeaseLost when the worker lost the job's lease (see
 // ReliableQueue): the job is then left to the worker that takes it over.
 // Jobs are received in stream order; with Concurrency above 1 they run
-// concurrently, so they may finish in any order.
+// concurrently, so they may finish in any order. A partitioned queue's
+// worker runs a fetch loop per partition, feeding the same handlers: jobs
+// are received in order within each partition, in no order across them,
+// and up to one job per partition more than Concurrency+Prefetch may be
+// received ahead.
 //
 // Process returns an error matching ctx.Err() after a shutdown caused by
 // ctx; ErrClientClosed after one caused by Client.Close; ErrInvalidOption
@@ -69,20 +77,33 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 	if err != nil {
 		return q.wrap(err)
 	}
+	// A partitioned queue's worker has a slot more per partition: each
+	// partition's loop waits for new jobs holding one (see fetchLoop), and
+	// the others must still find Concurrency+Prefetch.
+	buf := opts.Concurrency + opts.Prefetch
+	if len(q.parts) > 1 {
+		buf += len(q.parts)
+	}
 	w := &rqWorker[T]{
 		q:        q,
 		handler:  handler,
 		opts:     opts,
 		consumer: q.c.id + ":" + q.c.newRequest(),
 		spec:     &renewSpec{what: reliableQueueKind, script: scriptRQRenew},
-		keys:     []string{q.name, q.delayed, q.bodies, q.dead},
 		reclaim:  max(min(opts.Lease/4, time.Second), 10*time.Millisecond),
-		slots:    make(chan struct{}, opts.Concurrency+opts.Prefetch),
-		jobs:     make(chan *Job[T], opts.Concurrency+opts.Prefetch),
+		shared:   len(q.parts) > 1,
+		blockers: make(chan struct{}, max(poolSize(q.c.rdb)/2, 1)),
+		slots:    make(chan struct{}, buf),
+		jobs:     make(chan *Job[T], buf),
 		stop:     make(chan struct{}),
 	}
-	if err := w.init(ctx); err != nil {
-		return err
+	for i := range q.parts {
+		if err := w.init(ctx, &q.parts[i]); err != nil {
+			return err
+		}
+	}
+	if w.shared {
+		w.recordPartitions(ctx)
 	}
 	w.base, w.kill = context.WithCancelCause(context.WithoutCancel(ctx))
 	defer w.kill(nil)
@@ -90,7 +111,18 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 		w.wg.Go(w.handle)
 	}
 	stopped := context.AfterFunc(ctx, func() { close(w.stop) })
-	cause := w.fetchLoop(ctx)
+	var cause error
+	if w.shared {
+		var loops sync.WaitGroup
+		causes := make([]error, len(q.parts))
+		for i := range q.parts {
+			loops.Go(func() { causes[i] = w.fetchLoop(ctx, &q.parts[i]) })
+		}
+		loops.Wait()
+		cause = causes[0]
+	} else {
+		cause = w.fetchLoop(ctx, &q.parts[0])
+	}
 	if stopped() {
 		close(w.stop) // the client closed first
 	}
@@ -98,20 +130,30 @@ func (q *ReliableQueue[T]) Process(ctx context.Context, handler func(context.Con
 	return cause
 }
 
-// init checks the keys' types and creates the consumer group. A failure
-// other than ErrWrongType (Redis unreachable or loading) is reported as an
-// event and retried until ctx ends or the client closes.
-func (w *rqWorker[T]) init(ctx context.Context) error {
+// recordPartitions records the partitions consumed (docs/keys.md) for
+// inspections; a failure is reported as an event (nothing depends on it).
+func (w *rqWorker[T]) recordPartitions(ctx context.Context) {
+	w.q.c.trip(ctx, 1)
+	err := w.q.c.rdb.Set(ctx, rqPartitionsKey(w.q.name), len(w.q.parts), 0).Err()
+	if err != nil {
+		w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: w.q.wrap(err)})
+	}
+}
+
+// init checks partition p's keys' types and creates its consumer group. A
+// failure other than ErrWrongType (Redis unreachable or loading) is
+// reported as an event and retried until ctx ends or the client closes.
+func (w *rqWorker[T]) init(ctx context.Context, p *rqPart) error {
 	for fails := 1; ; fails++ {
 		w.q.c.trip(ctx, 1)
-		err := w.q.wrap(w.q.c.scripts.run(ctx, scriptRQInit, []string{w.q.name, w.q.dead}, rqGroup).Err())
+		err := w.q.wrap(w.q.c.scripts.run(ctx, scriptRQInit, []string{p.stream, p.dead}, rqGroup).Err())
 		if err == nil || errors.Is(err, ErrWrongType) {
 			return err
 		}
 		if ctx.Err() != nil || w.q.c.closed.Load() {
 			return err
 		}
-		w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: err})
+		w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: p.stream, Owner: w.consumer, Err: err})
 		t := time.NewTimer(min(time.Duration(fails)*50*time.Millisecond, time.Second))
 		select {
 		case <-t.C:
@@ -122,9 +164,9 @@ func (w *rqWorker[T]) init(ctx context.Context) error {
 	}
 }
 
-// fetchLoop receives jobs until stop is closed or the client closes, and
-// returns the error Process returns.
-func (w *rqWorker[T]) fetchLoop(ctx context.Context) error {
+// fetchLoop receives partition p's jobs until stop is closed or the client
+// closes, and returns the error Process returns.
+func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 	lastReclaim := time.Time{}
 	var dueAt time.Time // when the next delayed job is due, as the last fetch saw it; zero: none
 	fails := 0
@@ -142,7 +184,7 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context) error {
 		got, err := 0, error(nil)
 		if !caughtUp || reclaim || (!dueAt.IsZero() && !time.Now().Before(dueAt)) {
 			var due time.Duration
-			got, due, err = w.fetch(n, reclaim)
+			got, due, err = w.fetch(p, n, reclaim)
 			if err == nil && reclaim {
 				lastReclaim = time.Now()
 			}
@@ -160,14 +202,20 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context) error {
 				wait = min(wait, time.Until(dueAt))
 			}
 			if wait >= time.Millisecond { // BLOCK 0 would wait for ever
-				got, err = w.block(n, wait)
+				if w.shared {
+					// The other partitions' loops need the slots more
+					// than a read that may wait for long: it keeps one.
+					w.giveSlots(n - 1)
+					n = 1
+				}
+				got, err = w.blockOrPause(p, n, wait)
 				caughtUp = err == nil && got > 0 && got < n
 			}
 		}
 		w.giveSlots(n - got)
 		if err != nil {
 			fails++
-			w.failed(err)
+			w.failed(p, err)
 			if !w.pause(min(time.Duration(fails)*50*time.Millisecond, time.Second)) {
 				break
 			}
@@ -179,6 +227,45 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context) error {
 		return ErrClientClosed
 	}
 	return fmt.Errorf("redisson: %s %q: worker stopped: %w", w.q.kind, w.q.name, ctx.Err())
+}
+
+// blockOrPause is block, for a partition's loop when a blocking read is
+// free (else it waits up to 250ms, for a fetch again); it is block for an
+// unpartitioned queue.
+func (w *rqWorker[T]) blockOrPause(p *rqPart, n int, wait time.Duration) (int, error) {
+	if !w.shared {
+		return w.block(p, n, wait)
+	}
+	select {
+	case w.blockers <- struct{}{}:
+		defer func() { <-w.blockers }()
+		return w.block(p, n, wait)
+	default:
+		w.pause(min(wait, rqPollPause))
+		return 0, nil
+	}
+}
+
+// rqPollPause is how long a partition's loop that found no blocking read
+// free waits before it fetches again.
+const rqPollPause = 250 * time.Millisecond
+
+// poolSize is the connection pool size of rdb (of each node, on a
+// Cluster); go-redis's default when rdb tells none.
+func poolSize(rdb redis.UniversalClient) int {
+	n := 0
+	switch c := rdb.(type) {
+	case *redis.Client:
+		n = c.Options().PoolSize
+	case *redis.ClusterClient:
+		n = c.Options().PoolSize
+	case *redis.Ring:
+		n = c.Options().PoolSize
+	}
+	if n <= 0 {
+		n = 10 * runtime.GOMAXPROCS(0)
+	}
+	return n
 }
 
 // running reports whether the worker has not been told to stop.
@@ -236,13 +323,13 @@ func (w *rqWorker[T]) giveSlots(n int) {
 	}
 }
 
-// failed reports a failed fetch as an event; a missing group (the stream
-// was deleted) is created again.
-func (w *rqWorker[T]) failed(err error) {
-	w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer,
+// failed reports a failed fetch of partition p as an event; a missing
+// group (the stream was deleted) is created again.
+func (w *rqWorker[T]) failed(p *rqPart, err error) {
+	w.q.c.emit.emit(Event{Type: EventJobFetchFailed, Kind: reliableQueueKind, Name: p.stream, Owner: w.consumer,
 		Err: err})
 	if isNoGroup(err) {
-		_ = w.init(w.background())
+		_ = w.init(w.background(), p)
 	}
 }
 
@@ -253,10 +340,11 @@ func (w *rqWorker[T]) background() context.Context {
 	return context.WithoutCancel(context.Background())
 }
 
-// fetch runs rq_fetch for at most n jobs (taking over those whose lease
-// ended when reclaim) and hands them to the handlers; it returns how many
-// it handed over and how long until the next delayed job is due (-1: none).
-func (w *rqWorker[T]) fetch(n int, reclaim bool) (int, time.Duration, error) {
+// fetch runs rq_fetch on partition p for at most n jobs (taking over those
+// whose lease ended when reclaim) and hands them to the handlers; it
+// returns how many it handed over and how long until the next delayed job
+// is due (-1: none).
+func (w *rqWorker[T]) fetch(p *rqPart, n int, reclaim bool) (int, time.Duration, error) {
 	lease := int64(0)
 	if reclaim {
 		lease = w.opts.Lease.Milliseconds()
@@ -264,7 +352,7 @@ func (w *rqWorker[T]) fetch(n int, reclaim bool) (int, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(w.background(), w.opts.Lease)
 	defer cancel()
 	sent := time.Now()
-	res, err := w.q.c.scripts.run(ctx, scriptRQFetch, w.keys, rqGroup, w.consumer, n, lease, w.opts.MaxDeliveries).Slice()
+	res, err := w.q.c.scripts.run(ctx, scriptRQFetch, p.keys, rqGroup, w.consumer, n, lease, w.opts.MaxDeliveries).Slice()
 	if err != nil {
 		return 0, -1, err
 	}
@@ -282,7 +370,7 @@ func (w *rqWorker[T]) fetch(n int, reclaim bool) (int, time.Duration, error) {
 		id, _ := f[0].(string)
 		deliveries, _ := f[1].(int64)
 		fields, _ := f[2].([]any)
-		if w.receive(id, int(deliveries), fields, sent) {
+		if w.receive(p, id, int(deliveries), fields, sent) {
 			got++
 		}
 	}
@@ -292,14 +380,15 @@ func (w *rqWorker[T]) fetch(n int, reclaim bool) (int, time.Duration, error) {
 	return got, time.Duration(due) * time.Millisecond, nil
 }
 
-// block waits up to wait for new jobs with XREADGROUP BLOCK (the pickup
-// of a job enqueued on an idle queue) and hands them to the handlers.
-func (w *rqWorker[T]) block(n int, wait time.Duration) (int, error) {
+// block waits up to wait for new jobs of partition p with XREADGROUP BLOCK
+// (the pickup of a job enqueued on an idle queue) and hands them to the
+// handlers.
+func (w *rqWorker[T]) block(p *rqPart, n int, wait time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(w.background(), wait+w.opts.Lease)
 	defer cancel()
 	sent := time.Now()
 	streams, err := w.q.c.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: rqGroup, Consumer: w.consumer, Streams: []string{w.q.name, ">"}, Count: int64(n), Block: wait,
+		Group: rqGroup, Consumer: w.consumer, Streams: []string{p.stream, ">"}, Count: int64(n), Block: wait,
 	}).Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
@@ -314,7 +403,7 @@ func (w *rqWorker[T]) block(n int, wait time.Duration) (int, error) {
 			for k, v := range m.Values {
 				fields = append(fields, k, v)
 			}
-			if w.receive(m.ID, 1, fields, sent) {
+			if w.receive(p, m.ID, 1, fields, sent) {
 				got++
 			}
 		}

@@ -32,8 +32,8 @@ var rqSettled func(jobID, how string, attempt int, sent, done bool)
 // did. An entry without a payload, or whose payload does not decode, goes
 // to the dead letters at once. sent is when the call that received it was
 // sent: the lease runs from then.
-func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time.Time) bool {
-	j := &Job[T]{ID: id, entry: id}
+func (w *rqWorker[T]) receive(p *rqPart, id string, deliveries int, fields []any, sent time.Time) bool {
+	j := &Job[T]{ID: id, entry: id, part: p}
 	var payload string
 	hasPayload := false
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -59,6 +59,8 @@ func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time
 		j.enqMs = parseMs(ms)
 	}
 	j.EnqueuedAt = time.UnixMilli(j.enqMs)
+	j.id = j.ID
+	j.ID = p.prefix + j.ID
 	j.Attempt = j.prior + deliveries
 	if j.Attempt == 1 {
 		j.FirstDeliveredAt = time.UnixMilli(time.Now().UnixMilli()) // as later deliveries read it
@@ -68,7 +70,7 @@ func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time
 	if !hasPayload {
 		bad = w.q.errorf("%w: entry %s has no payload field", ErrCodec, id)
 	} else if j.Value, bad = decodeValue[T](w.q.codec, w.q.object, []byte(payload)); bad == nil {
-		h := newHold(w.q.name, w.consumer+" "+id, "", w.q.c.slot(w.q.name))
+		h := newHold(p.stream, w.consumer+" "+id, "", w.q.c.slot(p.stream))
 		h.renewal = w.spec
 		h.renewArgs = []any{rqGroup, w.consumer, id}
 		if !w.q.c.watchdog.add(h, deadline) {
@@ -78,7 +80,7 @@ func (w *rqWorker[T]) receive(id string, deliveries int, fields []any, sent time
 		w.jobs <- j // never blocks: the caller holds a slot for it
 		return true
 	}
-	w.q.c.emit.emit(Event{Type: EventJobUndecodable, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: bad})
+	w.q.c.emit.emit(Event{Type: EventJobUndecodable, Kind: reliableQueueKind, Name: p.stream, Owner: w.consumer, Err: bad})
 	ctx, rec := w.q.begin(w.base, opRQDeadLetter)
 	_, err := w.settleCall(ctx, j, "dead", 0, bad.Error(), deadline)
 	rec.end(err, OutcomeOK)
@@ -200,8 +202,8 @@ func (w *rqWorker[T]) settleCall(ctx context.Context, j *Job[T], how string, del
 		rqSettled(j.ID, how, j.Attempt, false, false)
 	}
 	w.q.c.trip(ctx, 1)
-	n, err := w.q.c.scripts.run(ctx, scriptRQSettle, w.keys, rqGroup, w.consumer, j.entry, how,
-		j.ID, j.Attempt, ceilMs(delay), text, j.enqMs, first).Int64()
+	n, err := w.q.c.scripts.run(ctx, scriptRQSettle, j.part.keys, rqGroup, w.consumer, j.entry, how,
+		j.id, j.Attempt, ceilMs(delay), text, j.enqMs, first).Int64()
 	done := err == nil && (n == 1 || n == 2 && time.Now().Before(deadline))
 	if rqSettled != nil {
 		rqSettled(j.ID, how, j.Attempt, true, done)
@@ -209,7 +211,7 @@ func (w *rqWorker[T]) settleCall(ctx context.Context, j *Job[T], how string, del
 	switch {
 	case err != nil:
 		err = w.q.wrap(err)
-		w.q.c.emit.emit(Event{Type: EventJobSettleFailed, Kind: reliableQueueKind, Name: w.q.name, Owner: w.consumer, Err: err})
+		w.q.c.emit.emit(Event{Type: EventJobSettleFailed, Kind: reliableQueueKind, Name: j.part.stream, Owner: w.consumer, Err: err})
 		return false, err
 	case done:
 		return true, nil

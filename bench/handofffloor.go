@@ -62,7 +62,7 @@ func (w *floorWaiters) wake(id string) {
 
 type floorHandoffMutex struct {
 	err     error // of the set-up (subscribing), returned by lock
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	waiters *floorWaiters
 	keys    []string // lock, queue, channel
 	token   string
@@ -137,7 +137,7 @@ func (m *floorHandoffMutex) unlock(ctx context.Context) error {
 // each to the channels of the names used).
 func handoffFloorLib() lockLib {
 	return lockLib{name: "floor", settings: "unlock pops the next waiter and publishes its id; it makes 1 × SET NX PX (no lock guarantees)", kind: kindFloor,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			var pss []*redis.PubSub

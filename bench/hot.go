@@ -34,7 +34,7 @@ func (s *suite) hotRun(ctx context.Context, srvs []*server, admins []*redis.Clie
 			r.Close()
 		}
 	}()
-	newMutex, closeLib, err := lib.open(rdbs)
+	newMutex, closeLib, err := lib.open(universal(rdbs))
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ type mutex interface {
 type lockLib struct {
 	name, settings string
 	kind           kind
-	open           func(rdbs []*redis.Client) (newMutex func(client int, name string) mutex, close func(), err error)
+	open           func(rdbs []redis.UniversalClient) (newMutex func(client int, name string) mutex, close func(), err error)
 }
 
 // --- ours -------------------------------------------------------------
@@ -64,7 +64,7 @@ func oursLockWith(fair bool, settings string, opts *redisson.Options) lockLib {
 		name = "redisson FairLock"
 	}
 	return lockLib{name: name, settings: settings, kind: kindOurs,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			cs, err := newClients(rdbs, opts)
 			if err != nil {
 				return nil, nil, err
@@ -78,7 +78,7 @@ func oursLockWith(fair bool, settings string, opts *redisson.Options) lockLib {
 		}}
 }
 
-func newClients(rdbs []*redis.Client, opts *redisson.Options) ([]*redisson.Client, error) {
+func newClients(rdbs []redis.UniversalClient, opts *redisson.Options) ([]*redisson.Client, error) {
 	var cs []*redisson.Client
 	for _, rdb := range rdbs {
 		c, err := redisson.New(rdb, opts)
@@ -112,7 +112,7 @@ func (m oursRedLock) unlock(ctx context.Context) error { return m.m.Unlock(ctx) 
 // oursRedLockLib is our RedLock over one lock per given client (server).
 func oursRedLockLib() lockLib {
 	return lockLib{name: "redisson RedLock", settings: "defaults", kind: kindOurs,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			cs, err := newClients(rdbs, nil)
 			if err != nil {
 				return nil, nil, err
@@ -169,7 +169,7 @@ func redislockLib(settings string, backoff time.Duration) lockLib {
 		retry = func() redislock.RetryStrategy { return redislock.LinearBackoff(backoff) }
 	}
 	return lockLib{name: "bsm/redislock", settings: settings, kind: kindPeer,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			cs := make([]*redislock.Client, len(rdbs))
 			for i, rdb := range rdbs {
 				cs[i] = redislock.New(rdb)
@@ -208,7 +208,7 @@ func redsyncLib(settings string, retryDelay time.Duration, redlock bool) lockLib
 		opts = append(opts, redsync.WithRetryDelay(retryDelay), redsync.WithTries(math.MaxInt32))
 	}
 	return lockLib{name: "go-redsync/redsync", settings: settings, kind: kindPeer,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			var rss []*redsync.Redsync
 			if redlock {
 				var pools []rsredis.Pool
@@ -235,16 +235,17 @@ var scriptOne = redis.NewScript("return 1")
 // of `return 1`, or PING. With several clients (Redlock) it makes one to
 // each, in parallel when fanOut is set.
 type floorMutex struct {
-	rdbs   []*redis.Client
+	rdbs   []redis.UniversalClient
 	ping   bool
 	fanOut bool
+	key    string // the EVALSHA's one key: the lock's name, so that a Cluster routes it by slot
 }
 
-func (m floorMutex) one(ctx context.Context, rdb *redis.Client) error {
+func (m floorMutex) one(ctx context.Context, rdb redis.UniversalClient) error {
 	if m.ping {
 		return rdb.Ping(ctx).Err()
 	}
-	return scriptOne.Run(ctx, rdb, nil).Err()
+	return scriptOne.Run(ctx, rdb, []string{m.key}).Err()
 }
 
 func (m floorMutex) lock(ctx context.Context) error {
@@ -274,12 +275,12 @@ func (m floorMutex) unlock(ctx context.Context) error { return m.lock(ctx) }
 func floorLib(settings string, ping, all, fanOut bool) lockLib {
 	name := "floor"
 	return lockLib{name: name, settings: settings, kind: kindFloor,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
-			return func(i int, _ string) mutex {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
+			return func(i int, name string) mutex {
 				if all {
-					return floorMutex{rdbs: rdbs, ping: ping, fanOut: fanOut}
+					return floorMutex{rdbs: rdbs, ping: ping, fanOut: fanOut, key: name}
 				}
-				return floorMutex{rdbs: rdbs[i : i+1], ping: ping}
+				return floorMutex{rdbs: rdbs[i : i+1], ping: ping, key: name}
 			}, func() {}, nil
 		}}
 }

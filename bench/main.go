@@ -55,6 +55,8 @@ var scenarios = []scenario{
 	{"watchdog", "5. watchdog cost", runWatchdog},
 	{"pubsub", "6. pub/sub footprint of waiters", runPubSub},
 	{"jobs", "8. job queues: enqueue and process no-op jobs", runJobs},
+	{"costs", "9. how memory grows with the work", runCosts},
+	{"cluster", "10. Redis Cluster, 3 masters: uncontended lock+unlock", runCluster},
 }
 
 func main() { os.Exit(run()) }

@@ -62,7 +62,7 @@ func pubsubRun(ctx context.Context, srvs []*server, admin *redis.Client, lib loc
 			r.Close()
 		}
 	}()
-	newMutex, closeLib, err := lib.open(rdbs)
+	newMutex, closeLib, err := lib.open(universal(rdbs))
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (m *rueidisMutex) unlock(context.Context) error {
 // the same lease as the others; its other settings are its defaults.
 func rueidislockLib() lockLib {
 	return lockLib{name: "redis/rueidis rueidislock", settings: "KeyMajority 1, NoLoopTracking", kind: kindPeer,
-		open: func(rdbs []*redis.Client) (func(int, string) mutex, func(), error) {
+		open: func(rdbs []redis.UniversalClient) (func(int, string) mutex, func(), error) {
 			ls := make([]rueidislock.Locker, 0, len(rdbs))
 			closeAll := func() {
 				for _, l := range ls {
@@ -54,7 +54,7 @@ func rueidislockLib() lockLib {
 			}
 			for _, rdb := range rdbs {
 				l, err := rueidislock.NewLocker(rueidislock.LockerOption{
-					ClientOption:   rueidis.ClientOption{InitAddress: []string{rdb.Options().Addr}},
+					ClientOption:   rueidis.ClientOption{InitAddress: addrsOf(rdb)},
 					KeyMajority:    1,
 					KeyValidity:    leaseTTL,
 					NoLoopTracking: true,

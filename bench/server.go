@@ -26,7 +26,7 @@ type server struct {
 
 // startServer starts redis-server (from $REDIS_SERVER or PATH) on a free
 // loopback port and waits until it answers PING.
-func startServer() (*server, error) {
+func startServer(extra ...string) (*server, error) {
 	bin := os.Getenv("REDIS_SERVER")
 	if bin == "" {
 		var err error
@@ -48,6 +48,7 @@ func startServer() (*server, error) {
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--protected-mode", "no",
 			"--dir", dir, "--logfile", "redis.log")
+		s.cmd.Args = append(s.cmd.Args, extra...)
 		s.cmd.SysProcAttr = childAttr()
 		if err := s.cmd.Start(); err != nil {
 			os.RemoveAll(dir)

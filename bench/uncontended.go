@@ -96,6 +96,12 @@ func (s *suite) lockLoop(ctx context.Context, srvs []*server, admins []*redis.Cl
 			r.Close()
 		}
 	}()
+	return s.lockLoopOn(ctx, universal(rdbs), hooks, admins, lib, g, tag)
+}
+
+// lockLoopOn is lockLoop on the given clients, whose round trips hooks
+// count, and on the servers of admins.
+func (s *suite) lockLoopOn(ctx context.Context, rdbs []redis.UniversalClient, hooks []*rtHook, admins []*redis.Client, lib lockLib, g int, tag string) (map[string]float64, error) {
 	newMutex, closeLib, err := lib.open(rdbs)
 	if err != nil {
 		return nil, err
@@ -250,5 +256,26 @@ func runRedlock(ctx context.Context, s *suite) error {
 		return s.lockLoop(ctx, srvs, admins, lib, 1, tag)
 	})
 	s.emit(t)
+	return nil
+}
+
+// universal returns rdbs as the clients a lockLib opens on.
+func universal(rdbs []*redis.Client) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, len(rdbs))
+	for i, r := range rdbs {
+		out[i] = r
+	}
+	return out
+}
+
+// addrsOf returns the addresses rdb was made with: a node's, or a
+// cluster's seeds.
+func addrsOf(rdb redis.UniversalClient) []string {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return []string{r.Options().Addr}
+	case *redis.ClusterClient:
+		return r.Options().Addrs
+	}
 	return nil
 }

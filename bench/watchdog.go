@@ -89,15 +89,26 @@ type result struct {
 }
 
 func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Client, n int, timeout time.Duration, periods int) []result {
-	fail := func(err error) []result { return []result{{err: err}} }
 	rdbs, hooks := hooked(srvs, 1)
 	defer rdbs[0].Close()
-	c, err := redisson.New(rdbs[0], &redisson.Options{WatchdogTimeout: timeout})
+	return s.watchdogOn(ctx, rdbs[0], hooks[0], []*redis.Client{admin}, n, timeout, periods)
+}
+
+// watchdogOn is watchdogRun on rdb, whose round trips h counts, and the
+// servers of admins.
+func (s *suite) watchdogOn(ctx context.Context, rdb redis.UniversalClient, h *rtHook, admins []*redis.Client, n int, timeout time.Duration, periods int) []result {
+	fail := func(err error) []result { return []result{{err: err}} }
+	hooks := []*rtHook{h}
+	defer func() { // after the client's Close: a flush under a live watchdog loses its holds
+		for _, a := range admins {
+			a.FlushAll(context.WithoutCancel(ctx))
+		}
+	}()
+	c, err := redisson.New(rdb, &redisson.Options{WatchdogTimeout: timeout})
 	if err != nil {
 		return fail(err)
 	}
 	defer c.Close()
-	defer admin.FlushAll(context.WithoutCancel(ctx))
 
 	start := time.Now()
 	locks := make([]*redisson.Lock, n)
@@ -132,12 +143,10 @@ func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Cl
 	var ops atomic.Int64
 	for range s.rounds {
 		hooks[0].maxPipe.Store(0)
-		before, err1 := read(ctx, &ops, hooks, []*redis.Client{admin})
-		scpu0, err3 := serverCPU(ctx, admin)
+		before, err1 := read(ctx, &ops, hooks, admins)
 		sleep(ctx, time.Duration(periods)*period)
-		after, err2 := read(ctx, &ops, hooks, []*redis.Client{admin})
-		scpu1, err4 := serverCPU(ctx, admin)
-		if err := errors.Join(err1, err2, err3, err4, ctx.Err()); err != nil {
+		after, err2 := read(ctx, &ops, hooks, admins)
+		if err := errors.Join(err1, err2, ctx.Err()); err != nil {
 			return append(out, result{err: err})
 		}
 		p := after.at.Sub(before.at).Seconds() / period.Seconds()
@@ -157,7 +166,7 @@ func (s *suite) watchdogRun(ctx context.Context, srvs []*server, admin *redis.Cl
 			"srv":  float64(after.srv-before.srv) / p,
 			"cpu":  float64(cpu) / float64(time.Millisecond) / p,
 			"core": 100 * cpu.Seconds() / after.at.Sub(before.at).Seconds(),
-			"scpu": float64(scpu1-scpu0) / float64(time.Millisecond) / p,
+			"scpu": float64(after.scpu-before.scpu) / float64(time.Millisecond) / p,
 			"take": take,
 			"pass": float64(hooks[0].maxPipe.Load()) / float64(time.Millisecond),
 			"lost": float64(lost),

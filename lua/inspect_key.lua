@@ -14,7 +14,9 @@
 -- 'interval'), 'lock' (at most 64 fields, each an owner "<id>:<n>" or
 -- "<id>:<n>:write" with an integer count), else 'map'; for a string named
 -- <name>:{<key>} with an expiry, keyedShape's 'gcra' or 'fixedwindow' (a
--- keyed limiter's identity); '' otherwise.
+-- keyed limiter's identity); for a zset 'setcache' when its highest score
+-- is a SetCache's no-TTL score or its first 16 scores are all whole
+-- milliseconds between 2001 and 2286 (member expiries); '' otherwise.
 --
 -- prelude: keyed_shape
 local t = redis.call('type', KEYS[1])['ok']
@@ -70,6 +72,24 @@ if t == 'hash' then
         end
     else
         shape = 'map'
+    end
+end
+if t == 'zset' then
+    local top = redis.call('zrange', KEYS[1], -1, -1, 'WITHSCORES')
+    if #top == 2 and tonumber(top[2]) >= 92231924252552169 then
+        shape = 'setcache'
+    else
+        local page = redis.call('zrange', KEYS[1], 0, 15, 'WITHSCORES')
+        if #page > 0 then
+            shape = 'setcache'
+        end
+        for i = 2, #page, 2 do
+            local v = tonumber(page[i])
+            if v ~= math.floor(v) or v < 1e12 or v >= 1e13 then
+                shape = ''
+                break
+            end
+        end
     end
 end
 if t == 'string' then

@@ -87,13 +87,18 @@ type deadLetterView struct {
 }
 
 // queue is a handle on the reliable queue called name whose values decode
-// with -codec (as any), or stay bytes with -raw.
-func (a *app) queue(name string) *redisson.ReliableQueue[any] {
+// with -codec (as any), or stay bytes with -raw, with the partitions its
+// workers recorded (so that every partition's dead letters are seen).
+func (a *app) queue(ctx context.Context, name string) *redisson.ReliableQueue[any] {
 	codec, _ := codecOf(a.cfg.codec) // checked by parse
 	if a.cfg.raw {
 		codec = redisson.BytesCodec{}
 	}
-	return redisson.GetReliableQueue[any](a.c, name, redisson.WithCodec(codec))
+	parts := 1
+	if info, err := a.c.InspectReliableQueue(ctx, name); err == nil {
+		parts = info.Partitions
+	}
+	return redisson.GetReliableQueue[any](a.c, name, redisson.WithCodec(codec), redisson.WithPartitions(parts))
 }
 
 // deadLetters prints the first -page dead letters of a reliable queue.
@@ -104,7 +109,7 @@ func (a *app) deadLetters(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	dl, err := a.queue(name).DeadLetters(ctx, "", a.cfg.page)
+	dl, err := a.queue(ctx, name).DeadLetters(ctx, "", a.cfg.page)
 	if err != nil {
 		return err
 	}
@@ -175,7 +180,7 @@ func (a *app) requeue(ctx context.Context, name, id string) error {
 	if err != nil {
 		return err
 	}
-	q := a.queue(name)
+	q := a.queue(ctx, name)
 	if id != "" {
 		if err := a.confirm(fmt.Sprintf("requeue dead letter %s of %q", id, name), fmt.Sprintf("Requeue dead letter %s of %q?", id, name)); err != nil {
 			return err
@@ -216,7 +221,7 @@ func (a *app) purge(ctx context.Context, name string) error {
 	if err := a.confirm(fmt.Sprintf("purge dead letters of %q", name), fmt.Sprintf("Delete the %d dead letters of %q for good?", info.Dead, name)); err != nil {
 		return err
 	}
-	n, err := a.queue(name).PurgeDeadLetters(ctx)
+	n, err := a.queue(ctx, name).PurgeDeadLetters(ctx)
 	if err != nil {
 		return err
 	}

@@ -178,3 +178,72 @@ func eventuallyTrue(cond func() bool) bool {
 	}
 	return true
 }
+
+// A partitioned reliable queue: inspect counts every partition (as many
+// as the workers recorded), and the dead-letter commands see, requeue and
+// purge every partition's dead letters.
+func TestReliableQueueCommandsPartitioned(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := redistest.Shared(t)
+	rdb := srv.Client(t)
+	addr := "-redis=" + srv.Addr()
+	cl := newClient(t, rdb)
+	n := name(t, rdb)
+	q := redisson.GetReliableQueue[string](cl, n, redisson.WithPartitions(3))
+	t.Cleanup(func() {
+		for _, s := range q.PartitionNames() {
+			rdb.Del(context.Background(), s, "redisson_rq_dead:{"+s+"}", "redisson_rq_delayed:{"+s+"}", "redisson_rq_jobs:{"+s+"}")
+		}
+		rdb.Del(context.Background(), "redisson_rq_partitions:{"+n+"}")
+	})
+	for i := range 6 { // in turn: two in each partition
+		if _, _, err := q.Enqueue(ctx, "bad"+strings.Repeat("!", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Process(pctx, func(context.Context, *redisson.Job[string]) error {
+			return errors.New("boom")
+		}, redisson.WorkerOptions{Concurrency: 2, MaxDeliveries: 1})
+	}()
+	dead := func() int64 {
+		s, err := q.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Dead
+	}
+	if !eventuallyTrue(func() bool { return dead() == 6 }) {
+		t.Fatalf("%d dead letters, want 6", dead())
+	}
+	stop()
+	<-done
+
+	r := runIn(t, "", addr, "-json", "inspect", "reliablequeue", n)
+	r.want(t, exitOK, "inspect reliablequeue -json")
+	var info redisson.ReliableQueueInfo
+	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+		t.Fatalf("JSON %q: %v", r.stdout, err)
+	}
+	if info.Partitions != 3 || info.Dead != 6 || len(info.Workers) != 1 {
+		t.Fatalf("JSON %+v: want 3 partitions, 6 dead letters, one worker", info)
+	}
+	r = runIn(t, "", addr, "inspect", "deadletters", n)
+	r.want(t, exitOK, "inspect deadletters")
+	for _, want := range []string{"p1/", "p2/", `"bad!!!!!"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("dead letters lack %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runIn(t, "", addr, "-yes", "requeue", "deadletters", n)
+	r.want(t, exitOK, "requeue")
+	if !strings.Contains(r.stdout, "requeued 6 dead letters") {
+		t.Errorf("requeue output %q", r.stdout)
+	}
+	if d := dead(); d != 0 {
+		t.Fatalf("%d dead letters left after requeue", d)
+	}
+}

@@ -47,8 +47,9 @@ import (
 //
 // autoPipe is safe for concurrent use.
 type autoPipe struct {
-	rdb   redis.UniversalClient
-	lanes int // sends in flight before calls queue
+	rdb   redis.UniversalClient // sends the pipelines
+	one   redis.UniversalClient // sends a call alone: rdb, or on Cluster the Cluster client
+	lanes int                   // sends in flight before calls queue
 
 	mu    sync.Mutex
 	busy  int           // sends in flight (plain commands and pipelines)
@@ -65,7 +66,7 @@ type autoPipe struct {
 const maxAutoBatch = 128
 
 func newAutoPipe(rdb redis.UniversalClient, lanes int) *autoPipe {
-	return &autoPipe{rdb: rdb, lanes: lanes}
+	return &autoPipe{rdb: rdb, one: rdb, lanes: lanes}
 }
 
 // queuedCall is one queued call. Its state says who may touch it: while
@@ -114,7 +115,7 @@ func (a *autoPipe) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
 		a.busy++
 		a.mu.Unlock()
 		defer a.release()
-		_ = a.rdb.Process(ctx, cmd)
+		_ = a.one.Process(ctx, cmd)
 		return
 	}
 	p := callPool.Get().(*queuedCall)
@@ -293,7 +294,7 @@ func (a *autoPipe) write(ctx context.Context, b *autoBatch) {
 		}
 	}()
 	if len(b.cmds) == 1 {
-		_ = a.rdb.Process(ctx, b.cmds[0])
+		_ = a.one.Process(ctx, b.cmds[0])
 		return
 	}
 	a.pipelines.Add(1)

@@ -340,46 +340,6 @@ func TestAutoPipeResentBatch(t *testing.T) {
 	}
 }
 
-// On Cluster (where the root package leaves it off by default), a batch
-// spans nodes (go-redis splits it per node) and every member gets its own
-// reply.
-func TestAutoPipeCluster(t *testing.T) {
-	cl := redistest.StartCluster(t, 3, 0)
-	cc := cl.Client(t)
-	h := redistest.NewEvalHook()
-	cc.AddHook(h)
-	r := NewRunner(Config{Redis: cc, Cluster: cc, Lanes: 1})
-	ctx := testCtx(t, 60*time.Second)
-	if _, err := apCall(ctx, r, "ap:warm", "warm"); err != nil {
-		t.Fatal(err)
-	}
-	const n = 24 // keys in many slots, on every master
-	errs, release := queueCalls(t, ctx, r, h, "ap:cluster", n)
-	release()
-	for range n {
-		if err := recvErr(t, errs); err != nil {
-			t.Error(err)
-		}
-	}
-	if h.Pipelines.Load() != 1 || h.Piped.Load() < n {
-		t.Errorf("pipelines %d carrying %d EVALSHAs; want 1 carrying at least %d", h.Pipelines.Load(), h.Piped.Load(), n)
-	}
-	var nodes sync.Map
-	for i := range n {
-		k := "ap:cluster:" + strconv.Itoa(i)
-		node, err := cc.MasterForKey(ctx, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes.Store(node.Options().Addr, true)
-	}
-	count := 0
-	nodes.Range(func(_, _ any) bool { count++; return true })
-	if count < 2 {
-		t.Errorf("the batch's keys are on %d master(s); want several", count)
-	}
-}
-
 // The pipeline's context has no member's cancellation, and the latest of
 // their deadlines (none when one has none).
 func TestAutoPipeBatchContext(t *testing.T) {

@@ -11,7 +11,8 @@
 // MOVED, ASK) is retried for up to 3 s. A call whose context has already
 // ended is not sent and says so (NotSentError). With Config.Lanes, the
 // calls of goroutines sharing a Runner that queue up are sent as one
-// pipeline (autopipe.go).
+// pipeline (autopipe.go); on a Cluster, one pipeline per master, each
+// master's calls queueing only behind its own (nodepipes.go).
 //
 // The package knows nothing of the library's objects, errors or Observer:
 // what it needs of them comes through Config.
@@ -36,7 +37,8 @@ type Config struct {
 	// redirections itself.
 	Cluster *redis.ClusterClient
 	// Lanes is the number of sends in flight beyond which calls queue and
-	// go out as one pipeline; 0 turns the auto-pipeline off.
+	// go out as one pipeline (with Cluster, per master); 0 turns the
+	// auto-pipeline off.
 	Lanes int
 	// CountTrips, when not nil, is told of the round trips a call makes,
 	// with the call's context (the operation it belongs to rides in it).
@@ -60,6 +62,9 @@ type Runner struct {
 	// pipe batches the EVALSHAs of concurrent calls (autopipe.go); nil
 	// without lanes.
 	pipe *autoPipe
+	// nodes is the auto-pipeline on a Cluster, one pipe per master
+	// (nodepipes.go); nil elsewhere or without lanes.
+	nodes *nodePipes
 	// loads counts SCRIPT LOADs (tests read it); loading holds the latest
 	// load of each script on each node (see load). Both under mu.
 	mu      sync.Mutex
@@ -73,7 +78,10 @@ type Runner struct {
 // NewRunner returns a Runner working as cfg says. It does no I/O.
 func NewRunner(cfg Config) *Runner {
 	r := &Runner{rdb: cfg.Redis, cluster: cfg.Cluster, countTrips: cfg.CountTrips, reloaded: cfg.Reloaded}
-	if cfg.Lanes > 0 {
+	switch {
+	case cfg.Lanes > 0 && cfg.Cluster != nil:
+		r.nodes = newNodePipes(cfg.Cluster, cfg.Lanes)
+	case cfg.Lanes > 0:
 		r.pipe = newAutoPipe(cfg.Redis, cfg.Lanes)
 	}
 	return r
@@ -169,9 +177,12 @@ func (r *Runner) evalSha(ctx context.Context, s *Script, keys []string, argv, ar
 	if len(keys) > 0 {
 		cmd.SetFirstKeyPos(3) // as EvalSha: routes the call by its first key
 	}
-	if r.pipe != nil {
+	switch {
+	case r.nodes != nil:
+		r.nodes.process(ctx, cmd, len(keys) > 0)
+	case r.pipe != nil:
 		r.pipe.process(ctx, cmd, len(keys) > 0)
-	} else {
+	default:
 		_ = r.rdb.Process(ctx, cmd)
 	}
 	return cmd
