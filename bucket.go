@@ -143,19 +143,30 @@ func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl
 	if err := b.check(); err != nil {
 		return false, err
 	}
+	args, err := b.setArgs(v, mode, withTTL, ttl)
+	if err != nil {
+		return false, err
+	}
+	n, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, args...).Int64()
+	return n == 1, b.wrap(err)
+}
+
+// setArgs returns bucket_set's ARGV storing v in mode, with ttl when
+// withTTL (ErrNegativeDuration for ttl <= 0); Set and a Batch's Set share
+// it.
+func (b *Bucket[T]) setArgs(v T, mode string, withTTL bool, ttl time.Duration) ([]any, error) {
 	ttlArg := "0"
 	if withTTL {
 		if ttl <= 0 {
-			return false, objectErrorf(bucketKind, b.name, "%w: ttl %v must be positive", ErrNegativeDuration, ttl)
+			return nil, objectErrorf(bucketKind, b.name, "%w: ttl %v must be positive", ErrNegativeDuration, ttl)
 		}
 		ttlArg = strconv.FormatInt(ceilMillis(ttl), 10)
 	}
 	val, err := encodeNonNil(b.codec, b.object, v)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	n, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, ttlArg, mode).Int64()
-	return n == 1, b.wrap(err)
+	return []any{val, ttlArg, mode}, nil
 }
 
 // ceilMillis returns d (> 0) in milliseconds, rounded up, without the

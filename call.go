@@ -7,7 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// call is one script invocation inside a pipeline.
+// call is one script invocation inside a pipeline, or, with s nil (in a
+// Batch only), the plain command line args.
 type call struct {
 	s    *script
 	keys []string
@@ -28,6 +29,23 @@ func (c *scripts) runPipelined(ctx context.Context, calls []*call) error {
 	err := c.r.RunPipelined(ctx, batch)
 	for i, cl := range calls {
 		cl.cmd = batch[i].Cmd
+	}
+	return err
+}
+
+// runBatch sends a Batch's calls, scripts and plain commands mixed, in one
+// pipeline, or with atomic in one MULTI/EXEC (scripts then with EVAL); a
+// batch whose context has already ended is not sent
+// (scripting.NotSentError, every cmd left nil). See
+// scripting.Runner.RunBatch.
+func (c *scripts) runBatch(ctx context.Context, calls []call, atomic bool) error {
+	batch := make([]scripting.Call, len(calls))
+	for i, cl := range calls {
+		batch[i] = scripting.Call{Script: cl.s, Keys: cl.keys, Args: cl.args}
+	}
+	err := c.r.RunBatch(ctx, batch, atomic)
+	for i := range calls {
+		calls[i].cmd = batch[i].Cmd
 	}
 	return err
 }

@@ -85,6 +85,8 @@
 //   - GetTxBucket, GetTxMap, GetTxSet: TxBucket, TxMap, TxSet, a Bucket, Map and Set inside a Transaction
 //     (Client.CreateTransaction; RTransaction): writes locked as Redisson locks them, applied by Commit;
 //     GetTxLocalCachedMap: TxLocalCachedMap, whose Commit also invalidates the near caches.
+//   - Client.CreateBatch: Batch, calls on several objects sent together, each returning a Future (RBatch);
+//     its handles GetBatchBucket, Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList and GetBatchQueue.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).
 //   - Client.GetDoubleAdder: DoubleAdder, LongAdder's float64 twin (RDoubleAdder).
 //

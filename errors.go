@@ -282,6 +282,22 @@ var (
 	ErrCrossSlot = errors.New("redisson: keys in different cluster slots")
 )
 
+// Errors of Batch.
+var (
+	// ErrBatchExecuted is returned by a Batch's Execute when it ran before,
+	// and reported by the Future of a call queued after Execute; nothing
+	// is sent.
+	ErrBatchExecuted = errors.New("redisson: batch already executed")
+
+	// ErrBatchNotExecuted is reported by a Future read before its batch's
+	// Execute has returned.
+	ErrBatchNotExecuted = errors.New("redisson: batch not executed")
+
+	// ErrResultSkipped is reported by every Future of a batch created with
+	// BatchSkipResults.
+	ErrResultSkipped = errors.New("redisson: batch result skipped")
+)
+
 // Errors of LocalCachedMap.
 var (
 	// ErrHandleClosed is returned by every call on a LocalCachedMap handle

@@ -94,6 +94,8 @@ const (
 	opAtomicDGetAndDelete  = "atomicdouble.get_and_delete"
 	opAtomicDDelete        = "atomicdouble.delete"
 
+	opBatchExecute = "batch.execute" // Batch.Execute: the whole batch, one record
+
 	opBucketsGet    = "buckets.get"
 	opBucketsSet    = "buckets.set"
 	opBucketsTrySet = "buckets.try_set"

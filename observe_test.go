@@ -450,7 +450,8 @@ func init() {
 		opZSetAdd, opZSetAddScore, opZSetScore, opZSetRank, opZSetRemove, opZSetSize, opZSetCount,
 		opZSetRemoveRange, opZSetPoll, opZSetRange, opZSetDelete, opZSetScan,
 		opDelayOffer, opDelaySize, opDelayContains, opDelayRemove, opDelayReadAll, opDelayDelete,
-		opRQEnqueue, opRQRun, opRQAck, opRQRetry, opRQGiveBack, opRQDeadLetter, opRQStats, opRQDeadLetters, opRQRequeue, opRQPurge} {
+		opRQEnqueue, opRQRun, opRQAck, opRQRetry, opRQGiveBack, opRQDeadLetter, opRQStats, opRQDeadLetters, opRQRequeue, opRQPurge,
+		opBatchExecute} {
 		opNames[n] = true
 	}
 }

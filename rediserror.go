@@ -164,6 +164,9 @@ func unsupported(cmd, why string) error {
 // through the one classifier (classify: ErrAuth, ErrUnreachable,
 // ErrUnsupported, ErrWrongType).
 func objectErr(kind, name string, err error) error {
+	if err == nil {
+		return nil // before the targets below, which escape to the heap
+	}
 	var named *objectError
 	var text *namedError
 	if err == nil || errors.Is(err, ErrClientClosed) || errors.As(err, &named) || errors.As(err, &text) {

@@ -140,12 +140,19 @@ func (l *List[T]) Get(ctx context.Context, index int64) (_ T, err error) {
 		return zero, err
 	}
 	l.o.c.trip(ctx, 1)
-	s, err := l.o.c.rdb.LIndex(ctx, l.o.name, index).Result()
-	v, ok, err := decodeOne[T](&l.o.base, s, err)
-	if err == nil && !ok {
-		return zero, l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
+	return l.element(index)(l.o.c.rdb.LIndex(ctx, l.o.name, index).Result())
+}
+
+// element returns the reading of LINDEX index's reply (Get's and a
+// Batch's): a missing element is ErrIndexOutOfRange.
+func (l *List[T]) element(index int64) func(s string, err error) (T, error) {
+	return func(s string, err error) (T, error) {
+		v, ok, err := decodeOne[T](&l.o.base, s, err)
+		if err == nil && !ok {
+			return v, l.o.errorf("%w: %d", ErrIndexOutOfRange, index)
+		}
+		return v, err
 	}
-	return v, err
 }
 
 // Set replaces the element at index with v and returns the previous one

@@ -114,15 +114,23 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 	if err := m.check(); err != nil {
 		return zero, false, err
 	}
-	k, err := m.encodeKey(key)
-	if err != nil {
-		return zero, false, err
-	}
-	val, err := m.encode(v)
+	k, val, err := m.entryArgs(key, v)
 	if err != nil {
 		return zero, false, err
 	}
 	return m.value(m.c.scripts.run(ctx, s, []string{m.name}, k, val).Result())
+}
+
+// entryArgs encodes key and v as a command's field and value; Put and a
+// Batch's Put and FastPut share it.
+func (m *Map[K, V]) entryArgs(key K, v V) (k, val []byte, err error) {
+	if k, err = m.encodeKey(key); err != nil {
+		return nil, nil, err
+	}
+	if val, err = m.encode(v); err != nil {
+		return nil, nil, err
+	}
+	return k, val, nil
 }
 
 // Remove deletes key and returns its value and true, or the zero value and
@@ -152,11 +160,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error)
 	if err != nil {
 		return false, err
 	}
-	k, err := m.encodeKey(key)
-	if err != nil {
-		return false, err
-	}
-	val, err := m.encode(v)
+	k, val, err := m.entryArgs(key, v)
 	if err != nil {
 		return false, err
 	}

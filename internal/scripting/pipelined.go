@@ -8,8 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Call is one script invocation inside a pipeline: RunPipelined leaves its
-// result in Cmd.
+// Call is one script invocation inside a pipeline, or, with Script nil, a
+// plain command whose line (name first, its key second) is Args:
+// RunPipelined and RunBatch leave its result in Cmd.
 type Call struct {
 	Script *Script
 	Keys   []string
@@ -61,6 +62,11 @@ func (r *Runner) pipeline(ctx context.Context, calls []Call) error {
 	pipe := r.rdb.Pipeline()
 	for i := range calls {
 		cl := &calls[i]
+		if cl.Script == nil {
+			cl.Cmd = plainCmd(ctx, cl.Args)
+			_ = pipe.Process(ctx, cl.Cmd)
+			continue
+		}
 		cl.Cmd = pipe.EvalSha(ctx, cl.Script.sha, cl.Keys, cl.Args...)
 	}
 	r.trip(ctx, 1)

@@ -3,7 +3,8 @@
 // builds one Runner per Client from the client's topology and options.
 //
 // A Runner sends EVALSHA only: the full script body never travels with a
-// call. A script missing on the node that answered (NOSCRIPT: after SCRIPT
+// call, except in an atomic batch (RunBatch), whose scripts go with EVAL
+// inside MULTI/EXEC. A script missing on the node that answered (NOSCRIPT: after SCRIPT
 // FLUSH, a restart, a failover, or a node seen for the first time) is loaded
 // with SCRIPT LOAD (on Cluster on every master) and the call retried once. A
 // call refused before it ran because its slot is being migrated (TRYAGAIN,

@@ -1,0 +1,170 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// nodeCounters counts, per node address, what a Cluster client's node
+// clients send.
+type nodeCounters struct {
+	mu sync.Mutex
+	by map[string][]*pipeCounter
+}
+
+func (n *nodeCounters) newClient(opt *redis.Options) *redis.Client {
+	c := redis.NewClient(opt)
+	h := &pipeCounter{}
+	c.AddHook(h)
+	n.mu.Lock()
+	n.by[opt.Addr] = append(n.by[opt.Addr], h)
+	n.mu.Unlock()
+	return c
+}
+
+func (n *nodeCounters) reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, hs := range n.by {
+		for _, h := range hs {
+			h.reset()
+		}
+	}
+}
+
+// sent returns the pipelines and single commands sent to addr.
+func (n *nodeCounters) sent(addr string) (pipes, cmds int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, h := range n.by[addr] {
+		pipes += h.pipes.Load()
+		cmds += h.cmds.Load()
+	}
+	return pipes, cmds
+}
+
+// On a 3-master cluster a batch over keys on every master is one pipeline
+// per master; an atomic batch is one MULTI/EXEC on the slot's master, and
+// one spanning slots is ErrCrossSlot with nothing sent.
+func TestClusterBatch(t *testing.T) {
+	cl := redistest.SharedCluster(t)
+	counters := &nodeCounters{by: map[string][]*pipeCounter{}}
+	rdb := cl.Client(t, func(o *redis.ClusterOptions) { o.NewClient = counters.newClient })
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	masters := cl.Masters(t)
+	if len(masters) != 3 {
+		t.Fatalf("%d masters; want 3", len(masters))
+	}
+
+	names := make([]string, 30)
+	on := map[string]bool{}
+	for i := range names {
+		names[i] = uniqueName(t, rdb) + ":" + strconv.Itoa(i)
+		node, err := rdb.MasterForKey(ctx, names[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		on[node.Options().Addr] = true
+		t.Cleanup(func() { rdb.Del(context.Background(), names[i], names[i]+":m") })
+	}
+	if len(on) != 3 {
+		t.Fatalf("names on %d masters; want 3", len(on))
+	}
+	for round := 0; round < 3; round++ {
+		b := c.CreateBatch()
+		var adds []*Future[int64]
+		var puts []*Future[int64]
+		for _, n := range names {
+			GetBatchBucket[string](b, n+":b").Set("v")
+			adds = append(adds, b.GetAtomicLong(n).IncrementAndGet())
+			puts = append(puts, GetBatchMap[string, int64](b, n+":m").Put("k", int64(round)))
+		}
+		counters.reset()
+		if err := b.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range names {
+			eq(t, "IncrementAndGet", adds[i], int64(round+1), true)
+			eq(t, "Put", puts[i], max(int64(round-1), 0), round > 0)
+		}
+		if round == 0 {
+			continue // the scripts' first load, on every master
+		}
+		for _, m := range masters {
+			if p, n := counters.sent(m); p != 1 || n != 0 {
+				t.Fatalf("round %d: master %s got %d pipelines and %d single commands; want 1 and 0", round, m, p, n)
+			}
+		}
+	}
+	for _, n := range names {
+		rdb.Del(ctx, n+":b")
+	}
+
+	// Atomic across slots: refused when queued, nothing sent.
+	b := c.CreateBatch(BatchAtomic())
+	first := b.GetAtomicLong(names[0]).IncrementAndGet()
+	var other string
+	for _, n := range names[1:] {
+		if hashSlot(n) != hashSlot(names[0]) {
+			other = n
+			break
+		}
+	}
+	cross := b.GetAtomicLong(other).IncrementAndGet()
+	if err := cross.Err(); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("a call on another slot: %v; want ErrCrossSlot", err)
+	}
+	counters.reset()
+	if err := b.Execute(ctx); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("Execute = %v; want ErrCrossSlot", err)
+	}
+	if err := first.Err(); !errors.Is(err, ErrCrossSlot) {
+		t.Fatalf("the first call: %v; want ErrCrossSlot", err)
+	}
+	for _, m := range masters {
+		if p, n := counters.sent(m); p != 0 || n != 0 {
+			t.Fatalf("master %s got %d pipelines and %d commands; want nothing", m, p, n)
+		}
+	}
+	if v, err := c.GetAtomicLong(names[0]).Get(ctx); err != nil || v != 3 {
+		t.Fatalf("%s = %d, %v; want 3, unchanged", names[0], v, err)
+	}
+
+	// Atomic in one slot (one hash tag): one MULTI/EXEC on its master.
+	tag := "{" + uniqueName(t, rdb) + "}"
+	t.Cleanup(func() { rdb.Del(context.Background(), tag+":a", tag+":m", tag+":s") })
+	for round := 0; round < 2; round++ {
+		b = c.CreateBatch(BatchAtomic())
+		add := b.GetAtomicLong(tag + ":a").AddAndGet(5)
+		put := GetBatchMap[string, string](b, tag+":m").Put("k", "v")
+		sadd := GetBatchSet[string](b, tag+":s").Add("x")
+		counters.reset()
+		if err := b.Execute(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eq(t, "AddAndGet", add, int64(5*(round+1)), true)
+		eq(t, "Put", put, map[bool]string{true: "v"}[round > 0], round > 0)
+		eq(t, "Add", sadd, round == 0, round == 0)
+		node, err := rdb.MasterForKey(ctx, tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range masters {
+			want := int64(0)
+			if m == node.Options().Addr {
+				want = 1
+			}
+			if p, n := counters.sent(m); p != want || n != 0 {
+				t.Fatalf("master %s got %d pipelines and %d single commands; want %d and 0", m, p, n, want)
+			}
+		}
+	}
+}
