@@ -25,17 +25,28 @@ const bucketKind = "bucket"
 // be copied.
 type Bucket[T any] struct {
 	base
+	cached bool // WithClientSideCaching
 }
 
 // GetBucket returns the bucket called name, holding values of type T. It
 // does no I/O. opts may give the bucket its own codec (WithCodec); a nil
-// option or a nil codec keeps the client's default. An empty name makes every
-// method return ErrEmptyName.
+// option or a nil codec keeps the client's default; WithClientSideCaching
+// serves Get from a cache Redis keeps fresh (see its guarantees). An empty
+// name makes every method return ErrEmptyName.
 //
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
-	return &Bucket[T]{newBase(c, bucketKind, name, c.objectCodec(opts))}
+	return &Bucket[T]{base: newBase(c, bucketKind, name, c.objectCodec(opts)), cached: objectOptionsOf(opts).clientCache}
+}
+
+// write marks a write of the bucket for its client-side cache, if it has
+// one; the returned function ends it.
+func (b *Bucket[T]) write() func() {
+	if !b.cached {
+		return func() {}
+	}
+	return cacheWrite(b.c.clientCache(), b.name)
 }
 
 // Name returns the bucket's name, its Redis key.
@@ -57,6 +68,11 @@ func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
 	if err != nil {
 		var zero T
 		return zero, false, err
+	}
+	if b.cached {
+		if tc := b.c.clientCache(); tc != nil {
+			return cachedGet[T](ctx, &b.base, tc, "")
+		}
 	}
 	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.Get(ctx, b.name).Result()
@@ -133,6 +149,7 @@ func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (_ T, _ bool, err error)
 		var zero T
 		return zero, false, err
 	}
+	defer b.write()()
 	old, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, "0", "get").Result()
 	return b.decode(old, err)
 }
@@ -154,6 +171,7 @@ func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	n, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, ttlArg, mode).Int64()
 	return n == 1, b.wrap(err)
 }
@@ -180,6 +198,7 @@ func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
 		var zero T
 		return zero, false, err
 	}
+	defer b.write()()
 	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.GetDel(ctx, b.name).Result()
 	return b.decode(v, err)
@@ -206,6 +225,7 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	n, err := b.c.scripts.run(ctx, scriptBucketCAS, []string{b.name}, e, u).Int64()
 	return n == 1, b.wrap(err)
 }
@@ -248,6 +268,7 @@ func (b *Bucket[T]) Delete(ctx context.Context) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	b.c.trip(ctx, 1)
 	n, err := b.c.rdb.Del(ctx, b.name).Result()
 	return n == 1, b.wrap(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/goredisson/redisson/internal/tracking"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -58,6 +59,8 @@ type Client struct {
 	// mapLoaders holds the MapCaches' read-through loaders, one per name
 	// and types, shared by the handles (any: a *readThrough[K, V]).
 	mapLoaders sync.Map
+
+	csc atomic.Pointer[tracking.Cache] // the client-side cache, started lazily (clientsidecaching.go)
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -152,6 +155,7 @@ func (c *Client) Close() error {
 	c.sub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
+	c.closeClientCache()
 	c.handles.wait()
 	return nil
 }

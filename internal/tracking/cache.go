@@ -84,8 +84,28 @@ func New(cfg Config) *Cache {
 func (c *Cache) Get(key, fieldName string) (any, bool) { return c.get(key, fieldName) }
 
 // Begin registers a read of key's field from Redis; its Store caches the
-// value read if nothing changed meanwhile.
-func (c *Cache) Begin(key, fieldName string) Load { return c.begin(key, fieldName) }
+// value read if nothing changed meanwhile. A key under none of the
+// Prefixes is never cached.
+func (c *Cache) Begin(key, fieldName string) Load {
+	if !c.Covers(key) {
+		return Load{}
+	}
+	return c.begin(key, fieldName)
+}
+
+// Covers reports whether key is under one of the Prefixes (any key when
+// there are none).
+func (c *Cache) Covers(key string) bool {
+	if len(c.cfg.Prefixes) == 0 {
+		return true
+	}
+	for _, p := range c.cfg.Prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // WriteBegin drops key before a write of this process is sent, and keeps
 // every read from storing key until WriteEnd.

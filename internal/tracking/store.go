@@ -145,7 +145,11 @@ func (s *store) begin(key, fieldName string) Load {
 // written locally, or the tracking connection was lost, since Begin. It
 // must be called once for every Load, with ok false when the read failed
 // (nothing is stored then); it reports whether v was stored.
-func (l Load) Store(v any, ok bool) bool {
+func (l Load) Store(v any, ok bool) bool { return l.StoreUntil(v, ok, time.Time{}) }
+
+// StoreUntil is Store for a value not to be served after until (zero: no
+// bound but the Cache's TTL).
+func (l Load) StoreUntil(v any, ok bool, until time.Time) bool {
 	if l.s == nil {
 		return false
 	}
@@ -163,6 +167,9 @@ func (l Load) Store(v any, ok bool) bool {
 	var exp int64
 	if s.ttl > 0 {
 		exp = time.Now().Add(s.ttl).UnixNano()
+	}
+	if !until.IsZero() && (exp == 0 || until.UnixNano() < exp) {
+		exp = until.UnixNano()
 	}
 	if sh.count >= s.limit {
 		s.evictOne(sh)
