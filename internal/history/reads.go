@@ -31,6 +31,7 @@ type ReadReport struct {
 	Impossible []string // a value never written, or written only after the read returned
 	Stale      []string // a value replaced before the read began, beyond the window
 	Late       int      // reads of a value replaced, but within the window
+	MaxLate    int64    // the latest of those: ns from the replacing write's return to the read's invocation
 	Reads      int
 }
 
@@ -96,6 +97,7 @@ func CheckReads(writes []Write, reads []Read, window int64) ReadReport {
 				stamp(rd.Invoke), rd.Value, stamp(foreign), rd.Invoke-foreign))
 		case foreign < rd.Invoke:
 			r.Late++
+			r.MaxLate = max(r.MaxLate, rd.Invoke-foreign)
 		}
 	}
 	return r
