@@ -185,3 +185,62 @@ func rawDo(ctx context.Context, t testing.TB, args ...string) (any, error) {
 	t.Helper()
 	return redistest.Shared(t).Do(ctx, args...)
 }
+
+// Every write method of a cached map drops its cached entries before it
+// returns; a foreign write of another field drops them too.
+func TestMapClientSideCaching(t *testing.T) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	c := newClient(t, rdb, nil)
+	waitCacheLive(t, c)
+	m := GetMap[string, int64](c, name, WithCodec(StringCodec{}), WithClientSideCaching())
+	cache := func(key string, want int64, wantOK bool) {
+		t.Helper()
+		eventually(t, 10*time.Second, "entry cached", func() bool {
+			before := cacheHits(c)
+			v, ok, err := m.Get(ctx, key)
+			if err != nil || v != want || ok != wantOK {
+				t.Fatalf("Get(%s) = %d, %v, %v; want %d, %v", key, v, ok, err, want, wantOK)
+			}
+			return cacheHits(c) > before
+		})
+	}
+	check := func(what, key string, want int64, wantOK bool) {
+		t.Helper()
+		if v, ok, err := m.Get(ctx, key); err != nil || v != want || ok != wantOK {
+			t.Fatalf("after %s: Get(%s) = %d, %v, %v; want %d, %v", what, key, v, ok, err, want, wantOK)
+		}
+	}
+	cache("a", 0, false)
+	m.Put(ctx, "a", 1)
+	check("Put", "a", 1, true)
+	cache("a", 1, true)
+	m.PutIfAbsent(ctx, "b", 2)
+	check("PutIfAbsent of another key", "a", 1, true)
+	check("PutIfAbsent", "b", 2, true)
+	cache("b", 2, true)
+	m.FastPut(ctx, "b", 3)
+	check("FastPut", "b", 3, true)
+	cache("b", 3, true)
+	m.AddAndGet(ctx, "b", 4)
+	check("AddAndGet", "b", 7, true)
+	cache("b", 7, true)
+	m.Remove(ctx, "b")
+	check("Remove", "b", 0, false)
+	cache("a", 1, true)
+	m.FastRemove(ctx, "a")
+	check("FastRemove", "a", 0, false)
+	m.Put(ctx, "a", 8)
+	cache("a", 8, true)
+	m.Delete(ctx)
+	check("Delete", "a", 0, false)
+	m.Put(ctx, "a", 9)
+	cache("a", 9, true)
+	rdb.HSet(ctx, name, "other", 1)
+	eventually(t, 10*time.Second, "foreign write of another field drops the entry", func() bool {
+		before := cacheHits(c)
+		m.Get(ctx, "a")
+		return cacheHits(c) == before
+	})
+}
