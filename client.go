@@ -285,7 +285,7 @@ func (c *Client) Stats() Stats {
 		PubSubRerouted:  uint64(ps.rerouted),
 		LastRenewalPass: pass,
 		LastRenewalSize: calls,
-		Cache:           c.caches.total(),
+		Cache:           c.cacheTotal(),
 	}
 }
 

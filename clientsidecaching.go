@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/tracking"
-	"github.com/redis/go-redis/v9"
 )
 
 // ClientSideCaching configures the client-side cache of the objects
@@ -76,8 +75,8 @@ func (c *Client) clientCache() *tracking.Cache {
 	if tc := c.csc.Load(); tc != nil {
 		return tc
 	}
-	rdb, ok := c.rdb.(*redis.Client)
-	if !ok || c.topo.isCluster() {
+	rdb := c.topo.node
+	if rdb == nil {
 		return nil
 	}
 	c.sharedMu.Lock()
@@ -161,4 +160,15 @@ func cacheWrite(tc *tracking.Cache, key string) func() {
 	}
 	tc.WriteBegin(key)
 	return func() { tc.WriteEnd(key) }
+}
+
+// cacheTotal is Stats.Cache: the caches' counts and the client-side
+// cache's.
+func (c *Client) cacheTotal() CacheStats {
+	s := c.caches.total()
+	if tc := c.csc.Load(); tc != nil {
+		st := tc.Stats()
+		s.add(CacheStats{Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions, Invalidations: st.Invalidations, Size: st.Entries})
+	}
+	return s
 }

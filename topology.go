@@ -12,12 +12,15 @@ type topology struct {
 	// client): one master, whose pub/sub connection may be left on an old
 	// master by a failover (see the pub/sub presence check).
 	single bool
+	// node is that *redis.Client (nil otherwise), whose options the
+	// client-side cache dials its tracking connection with.
+	node *redis.Client
 }
 
 func topologyOf(rdb redis.UniversalClient) topology {
 	cc, _ := rdb.(*redis.ClusterClient)
-	_, single := rdb.(*redis.Client)
-	return topology{cluster: cc, single: single}
+	node, single := rdb.(*redis.Client)
+	return topology{cluster: cc, single: single, node: node}
 }
 
 // isCluster reports whether keys are spread over Redis Cluster slots.
