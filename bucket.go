@@ -62,7 +62,17 @@ func (b *Bucket[T]) decode(v any, err error) (T, bool, error) { return decodeRep
 // the bucket does not exist. It returns ErrCodec when the stored bytes do not
 // decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // or a Redis error otherwise.
-func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
+func (b *Bucket[T]) Get(ctx context.Context) (T, bool, error) {
+	if b.cached && !b.c.observed && b.check() == nil {
+		if v, ok, hit := cacheHit[T](b.c, b.name, ""); hit {
+			return v, ok, nil // the hit path: no operation record to keep
+		}
+	}
+	return b.get(ctx)
+}
+
+// get is Get through Redis or, with an Observer, the cache.
+func (b *Bucket[T]) get(ctx context.Context) (_ T, _ bool, err error) {
 	ctx, rec, err := b.open(ctx, opBucketGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {

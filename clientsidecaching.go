@@ -110,6 +110,21 @@ func (c *Client) closeClientCache() {
 	}
 }
 
+// cacheHit returns the cached value of key's field, when the client's
+// cache has one (hit).
+func cacheHit[T any](c *Client, key, field string) (v T, ok, hit bool) {
+	tc := c.csc.Load()
+	if tc == nil {
+		return v, false, false
+	}
+	if x, hit := tc.Get(key, field); hit {
+		if e, ok := x.(*cached[T]); ok {
+			return e.v, e.ok, true
+		}
+	}
+	return v, false, false
+}
+
 // cachedGet is Bucket.Get (field "") and Map.Get (the encoded map key)
 // through the client-side cache tc: a hit, or one cached_get call whose
 // value and absence are cached when nothing invalidated the key meanwhile,

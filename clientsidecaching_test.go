@@ -244,3 +244,45 @@ func TestMapClientSideCaching(t *testing.T) {
 		return cacheHits(c) == before
 	})
 }
+
+// cachedBucket returns a cached bucket holding "value", with the value
+// cached.
+func cachedBucket(t testing.TB) (*Bucket[string], *Client) {
+	rdb := sharedRedis(t)
+	ctx := testCtx(t, 30*time.Second)
+	name := uniqueName(t, rdb)
+	c := newClient(t, rdb, nil)
+	waitCacheLive(t, c)
+	b := GetBucket[string](c, name, WithCodec(StringCodec{}), WithClientSideCaching())
+	b.Set(ctx, "value")
+	eventually(t, 10*time.Second, "cached", func() bool {
+		before := cacheHits(c)
+		b.Get(ctx)
+		return cacheHits(c) > before
+	})
+	return b, c
+}
+
+// A hit of a cached bucket allocates nothing.
+func TestBucketClientSideCachingHitAllocatesNothing(t *testing.T) {
+	b, c := cachedBucket(t)
+	ctx := context.Background()
+	before := cacheHits(c)
+	if n := testing.AllocsPerRun(1000, func() { b.Get(ctx) }); n != 0 {
+		t.Fatalf("a hit allocates %v times; want 0", n)
+	}
+	if hits := cacheHits(c) - before; hits < 1000 {
+		t.Fatalf("%d hits; want every read a hit", hits)
+	}
+}
+
+func BenchmarkBucketClientSideCachingHit(b *testing.B) {
+	bk, _ := cachedBucket(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, _ := bk.Get(ctx); !ok {
+			b.Fatal("miss")
+		}
+	}
+}
