@@ -55,6 +55,7 @@ var scenarios = []scenario{
 	{"watchdog", "5. watchdog cost", runWatchdog},
 	{"pubsub", "6. pub/sub footprint of waiters", runPubSub},
 	{"jobs", "8. job queues: enqueue and process no-op jobs", runJobs},
+	{"cache", "9. client-side caching: hit rate, hit latency, commands per 1,000 reads", runCache},
 }
 
 func main() { os.Exit(run()) }
