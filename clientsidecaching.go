@@ -75,8 +75,8 @@ func (c *Client) clientCache() *tracking.Cache {
 	if tc := c.csc.Load(); tc != nil {
 		return tc
 	}
-	rdb := c.topo.node
-	if rdb == nil {
+	node := c.topo.node
+	if node == nil {
 		return nil
 	}
 	c.sharedMu.Lock()
@@ -86,14 +86,14 @@ func (c *Client) clientCache() *tracking.Cache {
 	}
 	o := c.opts.ClientSideCaching
 	tc := tracking.New(tracking.Config{
-		Server:      rdb.Options(),
-		Master:      rdb,
+		Server:      node,
+		Master:      c.rdb,
 		MaxEntries:  o.MaxEntries,
 		TTL:         o.TTL,
 		Prefixes:    append([]string(nil), o.Prefixes...),
 		HealthCheck: c.opts.PubSubHealthCheck,
 		Event: func(_ string, err error) {
-			c.emit.emit(Event{Type: EventPubSubLost, Node: rdb.Options().Addr, Channels: 1, Err: err})
+			c.emit.emit(Event{Type: EventPubSubLost, Node: node.Addr, Channels: 1, Err: err})
 		},
 	})
 	c.csc.Store(tc)

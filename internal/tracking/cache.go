@@ -22,7 +22,9 @@ const InvalidateChannel = "__redis__:invalidate"
 type Config struct {
 	// Server is the go-redis options of the server whose keys are cached
 	// (a single node's, or a Sentinel failover client's, whose Dialer
-	// finds the master). The tracking connection is dialled with a copy.
+	// finds the master). New copies them; they must not be the options of
+	// a client in use (go-redis writes those while it connects): pass a
+	// copy taken before the client's first command.
 	Server *redis.Options
 	// Master is the client the reads and writes go through; the health
 	// check asks it (CLIENT LIST ID) whether the tracking connection is
@@ -73,6 +75,8 @@ type Cache struct {
 // New starts a Cache: its goroutine dials the tracking connection, and
 // values are stored from the moment it is established.
 func New(cfg Config) *Cache {
+	srv := *cfg.Server
+	cfg.Server = &srv
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{store: newStore(cfg.MaxEntries, cfg.TTL), cfg: cfg, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go c.run()

@@ -19,10 +19,11 @@ var seq atomic.Uint64
 func testKey(t *testing.T) string { return fmt.Sprintf("trk:%s:%d", t.Name(), seq.Add(1)) }
 
 // newTestCache starts a Cache over the shared server and waits until it is
-// live.
+// live. rdb must not have sent a command yet (its options are copied).
 func newTestCache(t *testing.T, rdb *redis.Client, cfg Config) *Cache {
 	t.Helper()
-	cfg.Server, cfg.Master = rdb.Options(), rdb
+	o := *rdb.Options()
+	cfg.Server, cfg.Master = &o, rdb
 	if cfg.MaxEntries == 0 {
 		cfg.MaxEntries = 1000
 	}
