@@ -6,7 +6,10 @@
 // recorded leaderships (terms.go): no leader acts once a later term has
 // started, and terms increase in the order they start. For schedulers it
 // checks the recorded decisions of a job's instants (fires.go): each
-// instant decided once, none missed, tokens rising with the instants.
+// instant decided once, none missed, tokens rising with the instants. For
+// caches it checks the reads of a register against its writes (reads.go):
+// no read returns a value certainly replaced before it began, beyond a
+// window for writes made by others.
 //
 // Times are wall-clock Unix nanoseconds, so that histories recorded by
 // processes on one machine can be merged.
