@@ -44,7 +44,8 @@ type Config struct {
 	// within as long again), and how often it is checked to be on the
 	// master.
 	HealthCheck time.Duration
-	// Event, if set, is told of a lost or replaced tracking connection.
+	// Event, if set, is told of a lost tracking connection, or of the
+	// first failure to establish one: once per outage, not at every retry.
 	Event func(msg string, err error)
 }
 
@@ -154,17 +155,19 @@ func (c *Cache) Close() {
 func (c *Cache) run() {
 	defer close(c.done)
 	backoff := 10 * time.Millisecond
+	reported := false // the failures since the last established connection were reported
 	for c.ctx.Err() == nil {
 		established, err := c.session()
 		c.setLive(false)
 		if c.ctx.Err() != nil {
 			return
 		}
-		if c.cfg.Event != nil {
-			c.cfg.Event("tracking connection lost", err)
-		}
 		if established {
-			backoff = 10 * time.Millisecond
+			backoff, reported = 10*time.Millisecond, false
+		}
+		if c.cfg.Event != nil && !reported {
+			c.cfg.Event("tracking connection lost", err) // once per outage, not per retry
+			reported = true
 		}
 		select {
 		case <-c.ctx.Done():
