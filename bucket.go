@@ -25,17 +25,28 @@ const bucketKind = "bucket"
 // be copied.
 type Bucket[T any] struct {
 	base
+	cached bool // WithClientSideCaching
 }
 
 // GetBucket returns the bucket called name, holding values of type T. It
 // does no I/O. opts may give the bucket its own codec (WithCodec); a nil
-// option or a nil codec keeps the client's default. An empty name makes every
-// method return ErrEmptyName.
+// option or a nil codec keeps the client's default; WithClientSideCaching
+// serves Get from a cache Redis keeps fresh (see its guarantees). An empty
+// name makes every method return ErrEmptyName.
 //
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
-	return &Bucket[T]{newBase(c, bucketKind, name, c.objectCodec(opts))}
+	return &Bucket[T]{base: newBase(c, bucketKind, name, c.objectCodec(opts)), cached: objectOptionsOf(opts).clientCache}
+}
+
+// write marks a write of the bucket for its client-side cache, if it has
+// one; the returned function ends it.
+func (b *Bucket[T]) write() func() {
+	if !b.cached {
+		return func() {}
+	}
+	return cacheWrite(b.c.clientCache(), b.name)
 }
 
 // Name returns the bucket's name, its Redis key.
@@ -51,12 +62,27 @@ func (b *Bucket[T]) decode(v any, err error) (T, bool, error) { return decodeRep
 // the bucket does not exist. It returns ErrCodec when the stored bytes do not
 // decode into T; ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed,
 // or a Redis error otherwise.
-func (b *Bucket[T]) Get(ctx context.Context) (_ T, _ bool, err error) {
+func (b *Bucket[T]) Get(ctx context.Context) (T, bool, error) {
+	if b.cached && !b.c.observed && b.check() == nil {
+		if v, ok, hit := cacheHit[T](b.c, b.name, ""); hit {
+			return v, ok, nil // the hit path: no operation record to keep
+		}
+	}
+	return b.get(ctx)
+}
+
+// get is Get through Redis or, with an Observer, the cache.
+func (b *Bucket[T]) get(ctx context.Context) (_ T, _ bool, err error) {
 	ctx, rec, err := b.open(ctx, opBucketGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
 		var zero T
 		return zero, false, err
+	}
+	if b.cached {
+		if tc := b.c.clientCache(); tc != nil {
+			return cachedGet[T](ctx, &b.base, tc, "")
+		}
 	}
 	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.Get(ctx, b.name).Result()
@@ -133,6 +159,7 @@ func (b *Bucket[T]) GetAndSet(ctx context.Context, v T) (_ T, _ bool, err error)
 		var zero T
 		return zero, false, err
 	}
+	defer b.write()()
 	old, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, val, "0", "get").Result()
 	return b.decode(old, err)
 }
@@ -147,6 +174,7 @@ func (b *Bucket[T]) set(ctx context.Context, v T, mode string, withTTL bool, ttl
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	n, err := b.c.scripts.run(ctx, scriptBucketSet, []string{b.name}, args...).Int64()
 	return n == 1, b.wrap(err)
 }
@@ -191,6 +219,7 @@ func (b *Bucket[T]) GetAndDelete(ctx context.Context) (_ T, _ bool, err error) {
 		var zero T
 		return zero, false, err
 	}
+	defer b.write()()
 	b.c.trip(ctx, 1)
 	v, err := b.c.rdb.GetDel(ctx, b.name).Result()
 	return b.decode(v, err)
@@ -217,6 +246,7 @@ func (b *Bucket[T]) CompareAndSet(ctx context.Context, expect, update T) (_ bool
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	n, err := b.c.scripts.run(ctx, scriptBucketCAS, []string{b.name}, e, u).Int64()
 	return n == 1, b.wrap(err)
 }
@@ -259,6 +289,7 @@ func (b *Bucket[T]) Delete(ctx context.Context) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer b.write()()
 	b.c.trip(ctx, 1)
 	n, err := b.c.rdb.Del(ctx, b.name).Result()
 	return n == 1, b.wrap(err)

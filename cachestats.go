@@ -8,7 +8,9 @@ import (
 // CacheStats counts what a cache did since it was created: a
 // LocalCachedMap's (LocalCachedMap.CacheStats), a read-through MapCache's
 // loads (MapCache.CacheStats), or every cache of a Client added up
-// (Stats.Cache, closed handles included). Reading it does no I/O.
+// (Stats.Cache, closed handles and the client-side cache of
+// WithClientSideCaching included, whose invalidations are the keys Redis
+// reported written). Reading it does no I/O.
 type CacheStats struct {
 	Hits          uint64 // reads served from the local cache (stale ones included)
 	Misses        uint64 // reads the local cache could not serve (they went to Redis)

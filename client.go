@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/goredisson/redisson/internal/tracking"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,6 +63,8 @@ type Client struct {
 	// mapWriters the MapCaches' Writers, one per name and types.
 	writers    writerRegistry
 	mapWriters sync.Map
+
+	csc atomic.Pointer[tracking.Cache] // the client-side cache, started lazily (clientsidecaching.go)
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -162,6 +165,7 @@ func (c *Client) Close() error {
 	c.sub.close()
 	c.mapCaches.close() // after pubsub: its listeners end with it
 	c.janitor.close()
+	c.closeClientCache()
 	c.handles.wait()
 	return nil
 }
@@ -291,7 +295,7 @@ func (c *Client) Stats() Stats {
 		PubSubRerouted:  uint64(ps.rerouted),
 		LastRenewalPass: pass,
 		LastRenewalSize: calls,
-		Cache:           c.caches.total(),
+		Cache:           c.cacheTotal(),
 	}
 }
 

@@ -98,7 +98,7 @@ func GetLocalCachedMap[K comparable, V any](c *Client, name string, o LocalCache
 	b := newBase(c, localCacheKind, name, c.objectCodec(opts),
 		suffixName(name, "topic"), prefixName("redisson__cache_updates_log", name))
 	b.kind, b.opKind = mapKind, mapKind
-	m := &Map[K, V]{b}
+	m := &Map[K, V]{base: b}
 	lc := &LocalCachedMap[K, V]{
 		m:      m,
 		opts:   o,

@@ -128,6 +128,10 @@ type Options struct {
 	// ClusterClient, which follows the redirection. Default false.
 	DisableAutoPipeline bool
 
+	// ClientSideCaching configures the cache of the objects created with
+	// WithClientSideCaching (see ClientSideCaching for its defaults).
+	ClientSideCaching ClientSideCaching
+
 	// Observer, when set, sees every public operation and background event
 	// (see Observer); the redissonotel module provides one for
 	// OpenTelemetry. Default none, at no cost.
@@ -150,6 +154,8 @@ var optionRules = []optionRule{
 	ranged("PubSubHealthCheck", func(o *Options) *time.Duration { return &o.PubSubHealthCheck }, fixed(5*time.Second), 10*time.Millisecond, 0),
 	ranged("ReplicaAck.Replicas", func(o *Options) *int { return &o.ReplicaAck.Replicas }, nil, 0, 0),
 	ranged("ReplicaAck.Timeout", func(o *Options) *time.Duration { return &o.ReplicaAck.Timeout }, fixed(time.Second), 0, 0),
+	ranged("ClientSideCaching.MaxEntries", func(o *Options) *int { return &o.ClientSideCaching.MaxEntries }, fixed(10000), 1, 0),
+	ranged("ClientSideCaching.TTL", func(o *Options) *time.Duration { return &o.ClientSideCaching.TTL }, nil, 0, 0),
 	ranged("PubSubMode", func(o *Options) *PubSubMode { return &o.PubSubMode }, nil, PubSubAuto, PubSubPlain),
 }
 
@@ -278,12 +284,13 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
-	codec      Codec
-	retention  *retentionBounds // WithRetention: ReliableTopic only
-	partitions int              // WithPartitions: ReliableQueue only
-	loader     any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
-	writer     any              // WithWriteThrough, WithWriteBehind: a Writer[K, V], LocalCachedMap and MapCache only
-	behind     *WriteBehind     // WithWriteBehind's configuration; nil: write-through
+	codec       Codec
+	retention   *retentionBounds // WithRetention: ReliableTopic only
+	partitions  int              // WithPartitions: ReliableQueue only
+	loader      any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	writer      any              // WithWriteThrough, WithWriteBehind: a Writer[K, V], LocalCachedMap and MapCache only
+	behind      *WriteBehind     // WithWriteBehind's configuration; nil: write-through
+	clientCache bool             // WithClientSideCaching: Bucket and Map only
 }
 
 // objectOptionsOf applies opts.

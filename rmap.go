@@ -26,18 +26,23 @@ const mapKind = "map"
 //
 // A Map is safe for concurrent use and holds no state of its own.
 type Map[K comparable, V any] struct {
-	base // kind: mapKind, or mapCacheKind for a MapCache's
+	base        // kind: mapKind, or mapCacheKind for a MapCache's
+	cached bool // WithClientSideCaching (GetMap only)
 }
 
 // GetMap returns the map called name, from keys of type K to values of type
 // V. It does no I/O. opts may give the map its own codec (WithCodec); a nil
-// option or a nil codec keeps the client's default. An empty name makes every
+// option or a nil codec keeps the client's default; WithClientSideCaching
+// serves Get from a cache Redis keeps fresh (see its guarantees; any write
+// of the hash drops all its cached entries). An empty name makes every
 // method return ErrEmptyName.
 //
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
-	return newMap[K, V](c, mapKind, name, opts)
+	m := newMap[K, V](c, mapKind, name, opts)
+	m.cached = objectOptionsOf(opts).clientCache
+	return m
 }
 
 // newMap builds a Map of the kind given (its errors name it); keys are the
@@ -46,7 +51,16 @@ func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *
 func newMap[K comparable, V any](c *Client, kind, name string, opts []ObjectOption, keys ...string) *Map[K, V] {
 	b := newBase(c, kind, name, c.objectCodec(opts), keys...)
 	b.opKind = strings.ReplaceAll(kind, " ", "_")
-	return &Map[K, V]{b}
+	return &Map[K, V]{base: b}
+}
+
+// write marks a write of the map for its client-side cache, if it has one;
+// the returned function ends it.
+func (m *Map[K, V]) write() func() {
+	if !m.cached {
+		return func() {}
+	}
+	return cacheWrite(m.c.clientCache(), m.name)
 }
 
 // Name returns the map's name, the Redis key of its hash.
@@ -81,6 +95,11 @@ func (m *Map[K, V]) Get(ctx context.Context, key K) (_ V, _ bool, err error) {
 	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, false, err
+	}
+	if m.cached {
+		if tc := m.c.clientCache(); tc != nil {
+			return cachedGet[V](ctx, &m.base, tc, string(k))
+		}
 	}
 	m.c.trip(ctx, 1)
 	v, err := m.c.rdb.HGet(ctx, m.name, string(k)).Result()
@@ -118,6 +137,7 @@ func (m *Map[K, V]) put(ctx context.Context, s *script, key K, v V) (V, bool, er
 	if err != nil {
 		return zero, false, err
 	}
+	defer m.write()()
 	return m.value(m.c.scripts.run(ctx, s, []string{m.name}, k, val).Result())
 }
 
@@ -148,6 +168,7 @@ func (m *Map[K, V]) Remove(ctx context.Context, key K) (_ V, _ bool, err error) 
 	if err != nil {
 		return zero, false, err
 	}
+	defer m.write()()
 	return m.value(m.c.scripts.run(ctx, scriptMapRemove, []string{m.name}, k).Result())
 }
 
@@ -164,6 +185,7 @@ func (m *Map[K, V]) FastPut(ctx context.Context, key K, v V) (_ bool, err error)
 	if err != nil {
 		return false, err
 	}
+	defer m.write()()
 	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.HSet(ctx, m.name, string(k), val).Result()
 	return n == 1, m.wrap(err)
@@ -191,6 +213,7 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err err
 		}
 		fields[i] = string(k)
 	}
+	defer m.write()()
 	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.HDel(ctx, m.name, fields...).Result()
 	return n, m.wrap(err)
@@ -280,6 +303,7 @@ func (m *Map[K, V]) Delete(ctx context.Context) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer m.write()()
 	m.c.trip(ctx, 1)
 	n, err := m.c.rdb.Del(ctx, m.name).Result()
 	return n == 1, m.wrap(err)
@@ -316,6 +340,7 @@ func (m *Map[K, V]) AddAndGet(ctx context.Context, key K, delta V) (_ V, err err
 	if err != nil {
 		return zero, err
 	}
+	defer m.write()()
 	k, err := m.encodeKey(key)
 	if err != nil {
 		return zero, err

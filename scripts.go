@@ -114,6 +114,9 @@ var (
 	scriptBucketSet    = mustScript("bucket_set")
 	scriptBucketCAS    = mustScript("bucket_compare_and_set")
 
+	// The reads of objects cached with WithClientSideCaching (csc.go).
+	scriptCachedGet = mustScript("cached_get")
+
 	// AtomicDouble (atomicdouble.go): Redisson's RAtomicDouble, with the
 	// call markers of AtomicLong.
 	scriptAtomicDAdd    = mustScript("atomicd_add")

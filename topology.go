@@ -12,12 +12,21 @@ type topology struct {
 	// client): one master, whose pub/sub connection may be left on an old
 	// master by a failover (see the pub/sub presence check).
 	single bool
+	// node is a copy of that client's options (nil otherwise), taken by
+	// New before any I/O (go-redis writes them while connecting), which
+	// the client-side cache dials its tracking connection with.
+	node *redis.Options
 }
 
 func topologyOf(rdb redis.UniversalClient) topology {
 	cc, _ := rdb.(*redis.ClusterClient)
-	_, single := rdb.(*redis.Client)
-	return topology{cluster: cc, single: single}
+	t := topology{cluster: cc}
+	if c, ok := rdb.(*redis.Client); ok {
+		o := *c.Options()
+		reinitClient(&o)
+		t.single, t.node = true, &o
+	}
+	return t
 }
 
 // isCluster reports whether keys are spread over Redis Cluster slots.

@@ -42,7 +42,7 @@ func TestTransactionTransfersLoseNoUpdate(t *testing.T) {
 			initial[k] = history.Record{Value: start}
 		}
 		var mu sync.Mutex
-		var writes []history.Write
+		var writes []history.VersionWrite
 		var committed, refused int
 		var wg sync.WaitGroup
 		deadline := time.Now().Add(3 * time.Second)
@@ -104,13 +104,13 @@ func TestTransactionTransfersLoseNoUpdate(t *testing.T) {
 
 // transfer moves amount from account a to b in one transaction and returns
 // the two writes it committed.
-func transfer(ctx context.Context, c *Client, mn, a, b string, amount int64) ([]history.Write, error) {
+func transfer(ctx context.Context, c *Client, mn, a, b string, amount int64) ([]history.VersionWrite, error) {
 	tx, err := c.CreateTransaction(TransactionOptions{Timeout: 5 * time.Second})
 	if err != nil {
 		return nil, err
 	}
 	m := GetTxMap[string, account](tx, mn)
-	ws := make([]history.Write, 0, 2)
+	ws := make([]history.VersionWrite, 0, 2)
 	for _, step := range []struct {
 		key   string
 		delta int64
@@ -125,7 +125,7 @@ func transfer(ctx context.Context, c *Client, mn, a, b string, amount int64) ([]
 			_ = tx.Rollback(ctx)
 			return nil, err
 		}
-		ws = append(ws, history.Write{Key: step.key, From: v.Version, To: next.Version, Value: next.Balance})
+		ws = append(ws, history.VersionWrite{Key: step.key, From: v.Version, To: next.Version, Value: next.Balance})
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, err

@@ -57,6 +57,7 @@ var scenarios = []scenario{
 	{"jobs", "8. job queues: enqueue and process no-op jobs", runJobs},
 	{"costs", "9. how memory grows with the work", runCosts},
 	{"cluster", "10. Redis Cluster, 3 masters: uncontended lock+unlock", runCluster},
+	{"cache", "11. client-side caching: hit rate, hit latency, commands per 1,000 reads", runCache},
 }
 
 func main() { os.Exit(run()) }

@@ -8,7 +8,10 @@
 // checks the recorded decisions of a job's instants (fires.go): each
 // instant decided once, none missed, tokens rising with the instants. For
 // transactions it checks committed read-modify-writes of versioned records
-// (versions.go): one chain of versions per record, no lost update.
+// (versions.go): one chain of versions per record, no lost update. For
+// caches it checks the reads of a register against its writes (reads.go):
+// no read returns a value certainly replaced before it began, beyond a
+// window for writes made by others.
 //
 // Times are wall-clock Unix nanoseconds, so that histories recorded by
 // processes on one machine can be merged.

@@ -5,10 +5,10 @@ import (
 	"sort"
 )
 
-// Write is one committed write of a versioned record (a transaction's
+// VersionWrite is one committed write of a versioned record (a transaction's
 // read-modify-write of an account): the version it read and the one it
 // wrote, which must be From + 1, with the value it wrote.
-type Write struct {
+type VersionWrite struct {
 	Key   string
 	From  int64 // the version read
 	To    int64 // the version written
@@ -27,9 +27,9 @@ type Record struct {
 // that is a lost update), none is missing, and the final state is the last
 // write's. It returns a description of each violation (none: the history
 // is serializable per key and no update was lost).
-func LostUpdates(writes []Write, initial, final map[string]Record) []string {
+func LostUpdates(writes []VersionWrite, initial, final map[string]Record) []string {
 	var bad []string
-	byKey := map[string][]Write{}
+	byKey := map[string][]VersionWrite{}
 	for _, w := range writes {
 		if w.To != w.From+1 {
 			bad = append(bad, fmt.Sprintf("%s: a write from version %d to %d", w.Key, w.From, w.To))

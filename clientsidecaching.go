@@ -1,0 +1,189 @@
+package redisson
+
+import (
+	"context"
+	"time"
+
+	"github.com/goredisson/redisson/internal/tracking"
+)
+
+// ClientSideCaching configures the client-side cache of the objects
+// created with WithClientSideCaching (Options.ClientSideCaching).
+//
+// The cache is kept fresh by Redis itself (server-assisted client-side
+// caching, CLIENT TRACKING in broadcast mode): the client keeps one
+// connection of its own on which the server reports every write of a key
+// under Prefixes, whoever made it (this library, another go-redis client,
+// redis-cli, a Java service), and the key's cached values are dropped when
+// the report arrives. The connection is dialled lazily, by the first read
+// of a cached object.
+type ClientSideCaching struct {
+	// MaxEntries bounds the values held in the cache (a bucket's value, a
+	// map entry, or the knowledge that either is absent, each count one);
+	// beyond it arbitrary keys are dropped with all their values.
+	// Default 10000.
+	MaxEntries int
+
+	// TTL bounds how long a value is served from the cache after it was
+	// read. Default 0: until it is invalidated, evicted, or its key
+	// expires in Redis (a key's expiry is read with its value).
+	TTL time.Duration
+
+	// Prefixes are the key prefixes Redis reports writes of (CLIENT
+	// TRACKING ... BCAST PREFIX). Only objects whose name starts with one
+	// of them are cached; the others read from Redis every time. Default
+	// none: every key, which makes Redis send this client a message for
+	// every write on the server (cheap on a server mostly read, heavy on
+	// one mostly written).
+	Prefixes []string
+}
+
+// WithClientSideCaching makes a Bucket or a Map serve its reads (Get) from
+// an in-process cache that Redis keeps fresh (see ClientSideCaching and the
+// guarantees below). Other objects ignore it, as do objects on a Redis
+// Cluster client, which read from Redis every time.
+//
+// What a cached read may return: after a write made through an object of
+// this Client with the option (same kind and name) has returned, never the
+// value it replaced; after a write made any other way
+// (another process, redis-cli, another object or method of this client),
+// the replaced value until the write's invalidation message arrives (one
+// message from the server, well under a millisecond on a local network)
+// or, should the tracking connection be lost, until the loss is detected
+// (at once for a closed connection, up to 2 × Options.PubSubHealthCheck
+// for one that silently stopped answering, and up to PubSubHealthCheck
+// after a Sentinel failover moved the master). Nothing is served while the
+// tracking connection is down, and a loss drops everything.
+//
+// Cached values are shared between callers: do not modify a slice, map or
+// pointer inside a value a cached read returned.
+func WithClientSideCaching() ObjectOption {
+	return func(o *objectOptions) { o.clientCache = true }
+}
+
+// cached is one value or absence in the client-side cache; only pointers
+// to it are stored, so a hit asserts without allocating.
+type cached[T any] struct {
+	v  T
+	ok bool
+}
+
+// clientCache returns the client's cache, started by the first call; nil
+// on Redis Cluster, for a go-redis client that is not a *redis.Client, or
+// once the client is closed.
+func (c *Client) clientCache() *tracking.Cache {
+	if tc := c.csc.Load(); tc != nil {
+		return tc
+	}
+	node := c.topo.node
+	if node == nil {
+		return nil
+	}
+	c.sharedMu.Lock()
+	defer c.sharedMu.Unlock()
+	if tc := c.csc.Load(); tc != nil || c.closed.Load() {
+		return tc
+	}
+	o := c.opts.ClientSideCaching
+	tc := tracking.New(tracking.Config{
+		Server:      node,
+		Master:      c.rdb,
+		MaxEntries:  o.MaxEntries,
+		TTL:         o.TTL,
+		Prefixes:    append([]string(nil), o.Prefixes...),
+		HealthCheck: c.opts.PubSubHealthCheck,
+		Event: func(_ string, err error) {
+			c.emit.emit(Event{Type: EventPubSubLost, Node: node.Addr, Channels: 1, Err: err})
+		},
+	})
+	c.csc.Store(tc)
+	return tc
+}
+
+// closeClientCache stops the client-side cache, if it was started.
+func (c *Client) closeClientCache() {
+	c.sharedMu.Lock()
+	tc := c.csc.Load()
+	c.sharedMu.Unlock()
+	if tc != nil {
+		tc.Close()
+	}
+}
+
+// cacheHit returns the cached value of key's field, when the client's
+// cache has one (hit).
+func cacheHit[T any](c *Client, key, field string) (v T, ok, hit bool) {
+	tc := c.csc.Load()
+	if tc == nil {
+		return v, false, false
+	}
+	if x, hit := tc.Get(key, field); hit {
+		if e, ok := x.(*cached[T]); ok {
+			return e.v, e.ok, true
+		}
+	}
+	return v, false, false
+}
+
+// cachedGet is Bucket.Get (field "") and Map.Get (the encoded map key)
+// through the client-side cache tc: a hit, or one cached_get call whose
+// value and absence are cached when nothing invalidated the key meanwhile,
+// until the key's expiry in Redis at the latest.
+func cachedGet[T any](ctx context.Context, o *base, tc *tracking.Cache, field string) (T, bool, error) {
+	if v, hit := tc.Get(o.name, field); hit {
+		if e, ok := v.(*cached[T]); ok {
+			return e.v, e.ok, nil
+		}
+	}
+	var zero T
+	load := tc.Begin(o.name, field)
+	start := time.Now()
+	args := []any{}
+	if field != "" {
+		args = append(args, field)
+	}
+	o.c.trip(ctx, 1)
+	reply, err := o.c.scripts.run(ctx, scriptCachedGet, []string{o.name}, args...).Slice()
+	if err != nil || len(reply) != 2 {
+		load.Store(nil, false)
+		if err == nil {
+			err = o.errorf("%w: cached_get replied %d values", ErrUnexpectedReply, len(reply))
+		}
+		return zero, false, o.wrap(err)
+	}
+	pttl, _ := reply[1].(int64)
+	v, present, err := decodeReply[T](o, reply[0], nil)
+	if err != nil {
+		load.Store(nil, false)
+		return zero, false, err
+	}
+	var until time.Time
+	if pttl > 0 {
+		until = start.Add(time.Duration(pttl) * time.Millisecond)
+	}
+	load.StoreUntil(&cached[T]{v: v, ok: present}, true, until)
+	return v, present, nil
+}
+
+// cacheWrite marks a write of o's key through the cache tc (nil: none)
+// and returns the function that ends it, which the write calls when its
+// reply is in, whatever it was: until then no read caches the key, and
+// the key's values are dropped at both ends.
+func cacheWrite(tc *tracking.Cache, key string) func() {
+	if tc == nil {
+		return func() {}
+	}
+	tc.WriteBegin(key)
+	return func() { tc.WriteEnd(key) }
+}
+
+// cacheTotal is Stats.Cache: the caches' counts and the client-side
+// cache's.
+func (c *Client) cacheTotal() CacheStats {
+	s := c.caches.total()
+	if tc := c.csc.Load(); tc != nil {
+		st := tc.Stats()
+		s.add(CacheStats{Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions, Invalidations: st.Invalidations, Size: st.Entries})
+	}
+	return s
+}
