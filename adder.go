@@ -60,9 +60,9 @@ type adderCell interface {
 	zero()
 }
 
-// adder is what LongAdder and DoubleAdder share: identity, the client's
+// adderParts is what LongAdder and DoubleAdder share: identity, the client's
 // hub, the flushes.
-type adder struct {
+type adderParts struct {
 	base
 	cell    adderCell
 	hub     *adderHub // nil when the name, the options or the client were unusable
@@ -76,8 +76,8 @@ type adder struct {
 	closed  atomic.Bool
 }
 
-func newAdder(c *Client, kind, name string, cell adderCell, double bool, opts []AdderOption) *adder {
-	a := &adder{
+func newAdder(c *Client, kind, name string, cell adderCell, double bool, opts []AdderOption) *adderParts {
+	a := &adderParts{
 		cell:    cell,
 		callPre: prefixName("redisson_adder_call", name) + ":" + c.id + ":",
 		stop:    make(chan struct{}),
@@ -108,7 +108,7 @@ func newAdder(c *Client, kind, name string, cell adderCell, double bool, opts []
 }
 
 // checkOpen is the precondition of Sum and Reset.
-func (a *adder) checkOpen() error {
+func (a *adderParts) checkOpen() error {
 	if err := a.check(); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (a *adder) checkOpen() error {
 }
 
 // flushLoop flushes every interval until Close or Client.Close.
-func (a *adder) flushLoop(ctx context.Context, done chan struct{}) {
+func (a *adderParts) flushLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(a.opts.flush)
 	defer t.Stop()
@@ -142,7 +142,7 @@ func (a *adder) flushLoop(ctx context.Context, done chan struct{}) {
 }
 
 // flush moves the local part into the flushed key (flushed mode).
-func (a *adder) flush(ctx context.Context) error {
+func (a *adderParts) flush(ctx context.Context) error {
 	a.flushMu.Lock()
 	defer a.flushMu.Unlock()
 	part := a.cell.take()
@@ -160,7 +160,7 @@ func (a *adder) flush(ctx context.Context) error {
 
 // request publishes a sum (cmd "1") or reset ("0") request and waits until
 // every receiver answered; it returns the counter and the flushed part.
-func (a *adder) request(ctx context.Context, cmd string) (counter, flushed string, err error) {
+func (a *adderParts) request(ctx context.Context, cmd string) (counter, flushed string, err error) {
 	if err := a.checkOpen(); err != nil {
 		return "", "", err
 	}
@@ -211,7 +211,7 @@ func (a *adder) request(ctx context.Context, cmd string) (counter, flushed strin
 
 // reset deletes the flushed part, then asks every instance to zero its
 // own.
-func (a *adder) reset(ctx context.Context) error {
+func (a *adderParts) reset(ctx context.Context) error {
 	if err := a.checkOpen(); err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (a *adder) reset(ctx context.Context) error {
 // adderAnswerWait, outliving no caller: Close takes no context), then it
 // leaves the hub. Its part leaves every later sum (as a Redisson adder's
 // does after destroy), unless it was flushed.
-func (a *adder) close() error {
+func (a *adderParts) close() error {
 	if a.closed.Swap(true) || a.hub == nil {
 		return nil
 	}

@@ -23,7 +23,7 @@ type adderHub struct {
 	flushed string // {name}:adder-flushed
 
 	mu      sync.Mutex
-	members map[*adder]struct{}
+	members map[*adderParts]struct{}
 	sub     *channelSub
 
 	inMu  sync.Mutex
@@ -54,7 +54,7 @@ func (c *Client) hubOf(kind, name string, double bool) *adderHub {
 		c: c, double: double, name: name,
 		topic:      suffixName(name, "adder-topic"),
 		flushed:    suffixName(name, "adder-flushed"),
-		members:    map[*adder]struct{}{},
+		members:    map[*adderParts]struct{}{},
 		wake:       make(chan struct{}, 1),
 		subscribed: make(chan struct{}),
 	}
@@ -68,13 +68,13 @@ func (c *Client) hubOf(kind, name string, double bool) *adderHub {
 	return h
 }
 
-func (h *adderHub) join(a *adder) {
+func (h *adderHub) join(a *adderParts) {
 	h.mu.Lock()
 	h.members[a] = struct{}{}
 	h.mu.Unlock()
 }
 
-func (h *adderHub) leave(a *adder) {
+func (h *adderHub) leave(a *adderParts) {
 	h.mu.Lock()
 	delete(h.members, a)
 	h.mu.Unlock()
@@ -174,14 +174,14 @@ func (h *adderHub) answer(ctx context.Context, msg string) {
 	ctx, cancel := context.WithTimeout(ctx, adderAnswerWait)
 	defer cancel()
 	h.mu.Lock()
-	members := make([]*adder, 0, len(h.members))
+	members := make([]*adderParts, 0, len(h.members))
 	for a := range h.members {
 		members = append(members, a)
 	}
 	h.mu.Unlock()
 	var mem, fl adderAcc
 	type taken struct {
-		a   *adder
+		a   *adderParts
 		acc adderAcc
 	}
 	var took []taken

@@ -20,17 +20,6 @@ const bloomBatch = 1000
 
 const bloomKind = "bloomfilter"
 
-// redissonHashKey is the HighwayHash key Redisson hashes values with: the
-// four 64-bit words 0x9e3779b97f4a7c15, 0xf39cc0605cedc834,
-// 0x1082276bf3a27251, 0xf86c6a11d0c18e95, little-endian.
-var redissonHashKey = func() []byte {
-	k := make([]byte, 32)
-	for i, w := range []uint64{0x9e3779b97f4a7c15, 0xf39cc0605cedc834, 0x1082276bf3a27251, 0xf86c6a11d0c18e95} {
-		binary.LittleEndian.PutUint64(k[8*i:], w)
-	}
-	return k
-}()
-
 // BloomFilter is a distributed bloom filter of values of type T,
 // wire-compatible with Redisson's RBloomFilter: the bits are a Redis string
 // at the filter's name, and the config is a hash at {name}:config with the

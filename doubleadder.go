@@ -15,7 +15,7 @@ const doubleAdderKind = "doubleadder"
 //
 // A DoubleAdder is safe for concurrent use.
 type DoubleAdder struct {
-	*adder
+	*adderParts
 	cell *doubleCell
 }
 
@@ -23,7 +23,7 @@ type DoubleAdder struct {
 // starts its subscription in the background; see GetLongAdder.
 func (c *Client) GetDoubleAdder(name string, opts ...AdderOption) *DoubleAdder {
 	cell := &doubleCell{}
-	return &DoubleAdder{adder: newAdder(c, doubleAdderKind, name, cell, true, opts), cell: cell}
+	return &DoubleAdder{adderParts: newAdder(c, doubleAdderKind, name, cell, true, opts), cell: cell}
 }
 
 // Name returns the adder's name.

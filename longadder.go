@@ -29,7 +29,7 @@ const longAdderKind = "longadder"
 // instance, Go or Java, does not see the part, as with Redisson). Close an
 // instance when done. A LongAdder is safe for concurrent use.
 type LongAdder struct {
-	*adder
+	*adderParts
 	cell *longCell
 }
 
@@ -39,7 +39,7 @@ type LongAdder struct {
 // negative flush interval makes them return ErrInvalidOption.
 func (c *Client) GetLongAdder(name string, opts ...AdderOption) *LongAdder {
 	cell := &longCell{}
-	return &LongAdder{adder: newAdder(c, longAdderKind, name, cell, false, opts), cell: cell}
+	return &LongAdder{adderParts: newAdder(c, longAdderKind, name, cell, false, opts), cell: cell}
 }
 
 // Name returns the adder's name.

@@ -288,8 +288,8 @@ type objectOptions struct {
 	retention   *retentionBounds // WithRetention: ReliableTopic only
 	partitions  int              // WithPartitions: ReliableQueue only
 	loader      any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
-	writer      any              // WithWriteThrough, WithWriteBehind: a Writer[K, V], LocalCachedMap and MapCache only
-	behind      *WriteBehind     // WithWriteBehind's configuration; nil: write-through
+	writer      any              // the map's write-through or write-behind writer: LocalCachedMap and MapCache only
+	behind      *WriteBehind     // write-behind's configuration; nil: write-through
 	clientCache bool             // WithClientSideCaching: Bucket and Map only
 }
 

@@ -1,6 +1,20 @@
 package redisson
 
-import "strings"
+import (
+	"encoding/binary"
+	"strings"
+)
+
+// redissonHashKey is the HighwayHash key Redisson hashes values with: the
+// four 64-bit words 0x9e3779b97f4a7c15, 0xf39cc0605cedc834,
+// 0x1082276bf3a27251, 0xf86c6a11d0c18e95, little-endian.
+var redissonHashKey = func() []byte {
+	k := make([]byte, 32)
+	for i, w := range []uint64{0x9e3779b97f4a7c15, 0xf39cc0605cedc834, 0x1082276bf3a27251, 0xf86c6a11d0c18e95} {
+		binary.LittleEndian.PutUint64(k[8*i:], w)
+	}
+	return k
+}()
 
 // hashSlot returns the Redis Cluster hash slot of key: CRC16 (XMODEM) of the
 // key, or of its {hash tag} when it has a non-empty one, modulo 16384.

@@ -134,7 +134,7 @@ func (w *watchdog) run(ctx context.Context) {
 	defer deadline.Stop()
 	var inFlight chan *pass // nil when no pass is running
 	var cancelPass context.CancelFunc
-	missed := false // a tick came while a pass was running
+	overran := false // a tick came while a pass was running
 	for {
 		select {
 		case <-ctx.Done():
@@ -144,16 +144,16 @@ func (w *watchdog) run(ctx context.Context) {
 			if inFlight == nil {
 				inFlight, cancelPass = w.startPass(period)
 			} else {
-				missed = true
+				overran = true
 			}
 		case p := <-inFlight:
 			inFlight = nil
 			w.apply(p)
-			if missed {
+			if overran {
 				// The pass outlasted a period: renew again at once rather
 				// than up to a period later, or the gap between two
 				// renewals would exceed the lease.
-				missed = false
+				overran = false
 				inFlight, cancelPass = w.startPass(period)
 			}
 		case <-deadline.C:

@@ -19,24 +19,9 @@ import (
 // every node sees the whole cluster ok. It returns them with one admin
 // client each.
 func startCluster(ctx context.Context, n int) ([]*server, []*redis.Client, func(), error) {
-	var srvs []*server
-	var admins []*redis.Client
-	stop := func() {
-		for _, a := range admins {
-			a.Close()
-		}
-		for _, s := range srvs {
-			s.stop()
-		}
-	}
-	for range n {
-		srv, err := startServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
-		if err != nil {
-			stop()
-			return nil, nil, nil, err
-		}
-		srvs = append(srvs, srv)
-		admins = append(admins, srv.client())
+	srvs, admins, stop, err := servers(n, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	cli := os.Getenv("REDIS_CLI")
 	if cli == "" {

@@ -13,9 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// servers starts n redis-servers and returns them with one admin client
-// each (no hook: its INFO calls are not counted as anyone's round trips).
-func servers(n int) ([]*server, []*redis.Client, func(), error) {
+// servers starts n redis-servers (with extra arguments on their command
+// lines) and returns them with one admin client each (no hook: its INFO
+// calls are not counted as anyone's round trips).
+func servers(n int, extra ...string) ([]*server, []*redis.Client, func(), error) {
 	var srvs []*server
 	var admins []*redis.Client
 	stop := func() {
@@ -27,7 +28,7 @@ func servers(n int) ([]*server, []*redis.Client, func(), error) {
 		}
 	}
 	for range n {
-		srv, err := startServer()
+		srv, err := startServer(extra...)
 		if err != nil {
 			stop()
 			return nil, nil, nil, err
