@@ -30,6 +30,7 @@ type pkg struct {
 	skipped  int                         // tests skipped
 	running  map[string]time.Time        // tests started and not finished
 	output   map[string]*strings.Builder // per test ("" is the package's own)
+	races    []string                    // output of passed tests that holds a race report
 	finished bool
 }
 
@@ -115,6 +116,13 @@ func (r *report) line(s string) {
 			p.skipped++
 			r.skips++
 		}
+		// A race in a goroutine that outlived its test fails the package
+		// ("race detected outside of test execution"), but its report is
+		// in the output of whichever test was running then, which passed:
+		// keep it for the package's failure.
+		if b := p.output[e.Test]; e.Action != "fail" && b != nil && strings.Contains(b.String(), "WARNING: DATA RACE") {
+			p.races = append(p.races, "--- race report printed during "+e.Test+"\n"+b.String())
+		}
 		delete(p.output, e.Test)
 	}
 }
@@ -162,6 +170,9 @@ func (r *report) finish(p *pkg, e event) {
 	}
 	if own != "" {
 		fmt.Fprint(r.w, indent(own))
+	}
+	for _, race := range p.races {
+		fmt.Fprint(r.w, indent(race))
 	}
 }
 

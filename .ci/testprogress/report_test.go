@@ -52,6 +52,36 @@ func TestReportPrintsFailuresAndSummary(t *testing.T) {
 	}
 }
 
+// A race report printed while a test that passed was running (a goroutine
+// that outlived an earlier test) is printed with the package's failure.
+func TestReportKeepsRaceOutsideTests(t *testing.T) {
+	var out strings.Builder
+	r := newReport(&out, time.Now)
+	const p = `"Package":"github.com/goredisson/redisson"`
+	for _, l := range []string{
+		`{"Action":"start",` + p + `}`,
+		`{"Action":"run",` + p + `,"Test":"TestQuiet"}`,
+		`{"Action":"output",` + p + `,"Test":"TestQuiet","Output":"quiet noise\n"}`,
+		`{"Action":"pass",` + p + `,"Test":"TestQuiet","Elapsed":0.1}`,
+		`{"Action":"run",` + p + `,"Test":"TestInnocent"}`,
+		`{"Action":"output",` + p + `,"Test":"TestInnocent","Output":"WARNING: DATA RACE\nWrite at 0x1 by goroutine 7:\n"}`,
+		`{"Action":"pass",` + p + `,"Test":"TestInnocent","Elapsed":0.1}`,
+		`{"Action":"output",` + p + `,"Output":"testing: race detected outside of test execution\n"}`,
+		`{"Action":"fail",` + p + `,"Elapsed":1}`,
+	} {
+		r.line(l)
+	}
+	got := out.String()
+	for _, want := range []string{"race detected outside of test execution", "--- race report printed during TestInnocent", "Write at 0x1 by goroutine 7:"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q; got:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "quiet noise") {
+		t.Errorf("a passing test's output without a race was printed:\n%s", got)
+	}
+}
+
 func TestRunExitsWithCommandStatus(t *testing.T) {
 	for _, c := range []struct {
 		script string
