@@ -61,9 +61,10 @@ type Stats struct {
 	Live                                            bool // the tracking connection is established
 }
 
-// Cache is a client-side cache of one Redis server's keys. It is safe for
-// concurrent use. It owns one goroutine, started by New and stopped by
-// Close.
+// Cache is a client-side cache of one Redis server's keys, or of a Redis
+// Cluster's (Config.Nodes). It is safe for concurrent use. It owns one
+// goroutine, and one more per tracking connection, started by New and
+// stopped by Close.
 type Cache struct {
 	*store
 	cfg    Config
