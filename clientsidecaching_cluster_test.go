@@ -112,7 +112,7 @@ func TestClientSideCachingCluster(t *testing.T) {
 	c := newClient(t, rdb, &Options{PubSubHealthCheck: 200 * time.Millisecond, ClientSideCaching: ClientSideCaching{Prefixes: []string{"csc:"}}})
 	waitCacheLive(t, c)
 	bs, regs, hs, owners := cscClusterRegisters(t, ctx, cl, c, raw, 3)
-	cscForeignWritesSeen(t, ctx, c, raw, bs)
+	cscHitsEverywhere(t, ctx, c, bs)
 	_, port, _ := strings.Cut(cl.Addrs()[0], ":")
 	cliArgs := func() []string { return []string{cli, "-c", "-p", port} }
 
