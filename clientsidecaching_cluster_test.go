@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,7 +26,7 @@ func cscClusterRegisters(t *testing.T, ctx context.Context, cl *redistest.Cluste
 	for i := 0; len(bs) < n && i < 1000; i++ {
 		name := "csc:cluster-" + strconv.Itoa(i)
 		owner := cl.SlotOwner(t, c.slot(name))
-		if contains(owners, owner) {
+		if slices.Contains(owners, owner) {
 			continue
 		}
 		b := GetBucket[string](c, name, WithCodec(StringCodec{}), WithClientSideCaching())
@@ -42,15 +43,6 @@ func cscClusterRegisters(t *testing.T, ctx context.Context, cl *redistest.Cluste
 		t.Fatalf("found keys on %d masters only", len(bs))
 	}
 	return bs, regs, hs, owners
-}
-
-func contains(s []string, x string) bool {
-	for _, y := range s {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // cscHitsEverywhere checks that each bucket's value is served from the
