@@ -2,9 +2,11 @@ package redisson
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/goredisson/redisson/internal/tracking"
+	"github.com/redis/go-redis/v9"
 )
 
 // ClientSideCaching configures the client-side cache of the objects
@@ -40,8 +42,15 @@ type ClientSideCaching struct {
 
 // WithClientSideCaching makes a Bucket or a Map serve its reads (Get) from
 // an in-process cache that Redis keeps fresh (see ClientSideCaching and the
-// guarantees below). Other objects ignore it, as do objects on a Redis
-// Cluster client, which read from Redis every time.
+// guarantees below). Other objects ignore it.
+//
+// On a Redis Cluster client the cache keeps one tracking connection per
+// master (a master reports the writes of its own keys only), to the
+// masters CLUSTER SLOTS lists; it stores values only while all of them are
+// established, and the loss of any one of them, or a change of the
+// masters (a failover, a master added or removed, checked every
+// Options.PubSubHealthCheck), drops everything and re-creates them all.
+// A slot migration needs nothing: both masters are tracked throughout.
 //
 // What a cached read may return: after a write made through an object of
 // this Client with the option (same kind and name) has returned, never the
@@ -52,7 +61,8 @@ type ClientSideCaching struct {
 // or, should the tracking connection be lost, until the loss is detected
 // (at once for a closed connection, up to 2 × Options.PubSubHealthCheck
 // for one that silently stopped answering, and up to PubSubHealthCheck
-// after a Sentinel failover moved the master). Nothing is served while the
+// after a Sentinel failover moved the master or a Cluster failover made a
+// new master). Nothing is served while the
 // tracking connection is down, and a loss drops everything.
 //
 // Cached values are shared between callers: do not modify a slice, map or
@@ -69,13 +79,16 @@ type cached[T any] struct {
 }
 
 // clientCache returns the client's cache, started by the first call; nil
-// on Redis Cluster, for a go-redis client that is not a *redis.Client, or
-// once the client is closed.
+// for a go-redis client that is neither a *redis.Client nor a
+// *redis.ClusterClient (a Ring), or once the client is closed.
 func (c *Client) clientCache() *tracking.Cache {
 	if tc := c.csc.Load(); tc != nil {
 		return tc
 	}
-	node := c.topo.node
+	node, nodes := c.topo.node, c.clusterMasters()
+	if node == nil {
+		node = c.topo.clusterNode
+	}
 	if node == nil {
 		return nil
 	}
@@ -85,19 +98,49 @@ func (c *Client) clientCache() *tracking.Cache {
 		return tc
 	}
 	o := c.opts.ClientSideCaching
+	var master interface {
+		Do(ctx context.Context, args ...any) *redis.Cmd
+	}
+	if nodes == nil {
+		master = c.rdb
+	}
 	tc := tracking.New(tracking.Config{
 		Server:      node,
-		Master:      c.rdb,
+		Master:      master,
+		Nodes:       nodes,
 		MaxEntries:  o.MaxEntries,
 		TTL:         o.TTL,
 		Prefixes:    append([]string(nil), o.Prefixes...),
 		HealthCheck: c.opts.PubSubHealthCheck,
 		Event: func(_ string, err error) {
-			c.emit.emit(Event{Type: EventPubSubLost, Node: node.Addr, Channels: 1, Err: err})
+			c.emit.emit(Event{Type: EventPubSubLost, Node: node.Addr, Channels: 1, Err: err}) // "" on Cluster: one of its masters
 		},
 	})
 	c.csc.Store(tc)
 	return tc
+}
+
+// clusterMasters returns, on Cluster, the function that lists the
+// addresses of the masters serving slots (CLUSTER SLOTS, asked of any
+// node), one tracking connection each; nil elsewhere.
+func (c *Client) clusterMasters() func(ctx context.Context) ([]string, error) {
+	cc := c.topo.cluster
+	if cc == nil {
+		return nil
+	}
+	return func(ctx context.Context) ([]string, error) {
+		slots, err := cc.ClusterSlots(ctx).Result()
+		if err != nil {
+			return nil, err
+		}
+		var addrs []string
+		for _, s := range slots {
+			if len(s.Nodes) > 0 && !slices.Contains(addrs, s.Nodes[0].Addr) {
+				addrs = append(addrs, s.Nodes[0].Addr)
+			}
+		}
+		return addrs, nil
+	}
 }
 
 // closeClientCache stops the client-side cache, if it was started.

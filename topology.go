@@ -16,11 +16,19 @@ type topology struct {
 	// New before any I/O (go-redis writes them while connecting), which
 	// the client-side cache dials its tracking connection with.
 	node *redis.Options
+	// clusterNode is, on Cluster, the options of a connection to one of
+	// its nodes (Addr left empty), built from a copy of the Cluster
+	// client's options taken by New, which the client-side cache dials a
+	// tracking connection per master with.
+	clusterNode *redis.Options
 }
 
 func topologyOf(rdb redis.UniversalClient) topology {
 	cc, _ := rdb.(*redis.ClusterClient)
 	t := topology{cluster: cc}
+	if cc != nil {
+		t.clusterNode = clusterNodeOptions(*cc.Options())
+	}
 	if c, ok := rdb.(*redis.Client); ok {
 		o := *c.Options()
 		reinitClient(&o)
@@ -39,4 +47,24 @@ func (t topology) slot(key string) int {
 		return hashSlot(key)
 	}
 	return 0
+}
+
+// clusterNodeOptions returns the options go-redis gives a connection to a
+// node of a Cluster with options co: how to dial and authenticate.
+func clusterNodeOptions(co redis.ClusterOptions) *redis.Options {
+	return &redis.Options{
+		Dialer:                       co.Dialer,
+		Username:                     co.Username,
+		Password:                     co.Password,
+		CredentialsProvider:          co.CredentialsProvider,
+		CredentialsProviderContext:   co.CredentialsProviderContext,
+		StreamingCredentialsProvider: co.StreamingCredentialsProvider,
+		DialTimeout:                  co.DialTimeout,
+		ReadTimeout:                  co.ReadTimeout,
+		WriteTimeout:                 co.WriteTimeout,
+		ContextTimeoutEnabled:        co.ContextTimeoutEnabled,
+		TLSConfig:                    co.TLSConfig,
+		DisableIdentity:              co.DisableIdentity,
+		IdentitySuffix:               co.IdentitySuffix,
+	}
 }

@@ -2,15 +2,11 @@ package tracking
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,6 +43,15 @@ type Config struct {
 	// Event, if set, is told of a lost tracking connection, or of the
 	// first failure to establish one: once per outage, not at every retry.
 	Event func(msg string, err error)
+	// Nodes, if set, lists the addresses of the masters whose keys are
+	// cached (a Redis Cluster's): each gets a tracking connection of its
+	// own, dialled with Server's options and its address, since a master
+	// reports the writes of its own keys only. Values are stored only
+	// while every one of them is established; the list is asked again
+	// every HealthCheck, and a change (a failover, a master added or
+	// removed), like the loss of any one connection, ends them all and
+	// drops every value. Master is not used then.
+	Nodes func(ctx context.Context) ([]string, error)
 }
 
 // Stats is a snapshot of a Cache's counters.
@@ -56,9 +61,10 @@ type Stats struct {
 	Live                                            bool // the tracking connection is established
 }
 
-// Cache is a client-side cache of one Redis server's keys. It is safe for
-// concurrent use. It owns one goroutine, started by New and stopped by
-// Close.
+// Cache is a client-side cache of one Redis server's keys, or of a Redis
+// Cluster's (Config.Nodes). It is safe for concurrent use. It owns one
+// goroutine, and one more per tracking connection, started by New and
+// stopped by Close.
 type Cache struct {
 	*store
 	cfg    Config
@@ -67,7 +73,7 @@ type Cache struct {
 	done   chan struct{}
 
 	mu     sync.Mutex
-	ps     *redis.PubSub // the current tracking connection's, for Close
+	cur    *round // the current tracking connections, for Close
 	closed bool
 
 	connected atomic.Uint64 // tracking connections established
@@ -140,153 +146,12 @@ func (c *Cache) Close() {
 		return
 	}
 	c.closed = true
-	ps := c.ps
+	r := c.cur
 	c.mu.Unlock()
 	c.cancel()
-	if ps != nil {
-		_ = ps.Close()
+	if r != nil {
+		r.end()
 	}
 	<-c.done
 	c.setLive(false)
-}
-
-// run keeps a tracking connection established until Close, with a backoff
-// between failed attempts.
-func (c *Cache) run() {
-	defer close(c.done)
-	backoff := 10 * time.Millisecond
-	reported := false // the failures since the last established connection were reported
-	for c.ctx.Err() == nil {
-		established, err := c.session()
-		c.setLive(false)
-		if c.ctx.Err() != nil {
-			return
-		}
-		if established {
-			backoff, reported = 10*time.Millisecond, false
-		}
-		if c.cfg.Event != nil && !reported {
-			c.cfg.Event("tracking connection lost", err) // once per outage, not per retry
-			reported = true
-		}
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-var errMoved = errors.New("tracking: the tracking connection is not on the master")
-
-// session dials one tracking connection and serves its invalidations until
-// it fails; established reports whether it went live.
-func (c *Cache) session() (established bool, err error) {
-	name := "redisson-tracking-" + uuid.NewString()[:8]
-	var id atomic.Int64
-	opt := *c.cfg.Server
-	opt.Protocol = 2
-	opt.ClientName = name
-	opt.PoolSize = 1
-	opt.MaxRetries = -1
-	opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
-		if id.Load() != 0 {
-			return errors.New("tracking: reconnection refused") // a new connection is a new session
-		}
-		n, err := cn.ClientID(ctx).Result()
-		if err != nil {
-			return err
-		}
-		args := []any{"client", "tracking", "on", "redirect", n, "bcast"}
-		for _, p := range c.cfg.Prefixes {
-			args = append(args, "prefix", p)
-		}
-		if err := cn.Do(ctx, args...).Err(); err != nil {
-			return fmt.Errorf("tracking: CLIENT TRACKING: %w", err)
-		}
-		id.Store(n)
-		return nil
-	}
-	rdb := redis.NewClient(&opt)
-	defer rdb.Close()
-	ps := rdb.Subscribe(c.ctx, InvalidateChannel)
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		_ = ps.Close()
-		return false, nil
-	}
-	c.ps = ps
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.ps = nil
-		c.mu.Unlock()
-		_ = ps.Close()
-	}()
-
-	hc := c.cfg.HealthCheck
-	pinged := false
-	lastCheck := time.Now()
-	for {
-		msg, err := ps.ReceiveTimeout(c.ctx, hc)
-		if err != nil {
-			var ne net.Error
-			if !errors.As(err, &ne) || !ne.Timeout() || pinged || !established {
-				return established, err
-			}
-			if err := ps.Ping(c.ctx); err != nil {
-				return established, err
-			}
-			pinged = true
-			continue
-		}
-		pinged = false
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == InvalidateChannel && !established {
-				established = true
-				c.connected.Add(1)
-				c.setLive(true)
-			}
-		case *redis.Message:
-			if m.Channel != InvalidateChannel {
-				continue
-			}
-			if len(m.PayloadSlice) == 0 {
-				c.flush() // FLUSHALL / FLUSHDB reach tracking as one null message
-				continue
-			}
-			for _, k := range m.PayloadSlice {
-				c.invalidate(k)
-			}
-		}
-		if established && time.Since(lastCheck) >= hc {
-			lastCheck = time.Now()
-			if err := c.onMaster(id.Load(), name); err != nil {
-				return established, err
-			}
-		}
-	}
-}
-
-// onMaster checks, through the client the reads go through, that the
-// tracking connection is a client of the same server. An error of the
-// check itself is not a loss: the tracking connection fails by itself if
-// the server is gone.
-func (c *Cache) onMaster(id int64, name string) error {
-	if c.cfg.Master == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.HealthCheck)
-	defer cancel()
-	line, err := c.cfg.Master.Do(ctx, "client", "list", "id", id).Text()
-	if err != nil {
-		return nil
-	}
-	if !strings.Contains(line, " name="+name+" ") {
-		return errMoved
-	}
-	return nil
 }
