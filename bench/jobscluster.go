@@ -34,7 +34,7 @@ type jcNode struct {
 	calls map[string]int64 // commands by name
 	cpu   time.Duration    // INFO cpu, user+sys
 	usec  int64            // INFO commandstats: EVALSHA's usec (the scripts' nested commands included)
-	idle  time.Duration    // INFO cpu during a second before the run, the worker polling
+	idle  time.Duration    // INFO cpu per second before the run, the worker polling
 	reads int64            // INFO stats total_reads_processed: socket reads
 	jobs  int64            // jobs of the partitions it holds
 }
@@ -75,7 +75,10 @@ func runJobsCluster(ctx context.Context, s *suite) error {
 		}
 	}
 
-	e := &jcSetup{single: single, sadmin: sadmin, srvs: srvs, admins: admins, parts: parts, names: names, owners: owners, jobs: jobs}
+	e := &jcSetup{single: single, sadmin: sadmin, srvs: srvs, admins: admins, parts: parts, names: names, owners: owners, jobs: jobs, idle: time.Second}
+	if s.short {
+		e.idle = 200 * time.Millisecond
+	}
 	if err := e.table(ctx, s, 0); err != nil {
 		return err
 	}
@@ -92,6 +95,7 @@ type jcSetup struct {
 	names  []string // the queue of each partition count
 	owners [][]int  // per partition count: partition -> master
 	jobs   int
+	idle   time.Duration // the window of the idle CPU reading
 }
 
 // table runs the scenario's rounds and prints its tables; pace is the
@@ -108,7 +112,7 @@ func (e *jcSetup) table(ctx context.Context, s *suite, pace float64) error {
 		note: fmt.Sprintf("Each server's own INFO, from the first enqueue until the last job is finished: Redis CPU (INFO cpu, "+
 			"user+sys) and commands (INFO commandstats, inside scripts included, the worker's idle polling too) per job of "+
 			"the run, and commands per job of the partitions the master holds; EVALSHA µs is INFO commandstats' time in "+
-			"scripts (wall time, nested commands included); idle CPU is INFO cpu over a second before the run, the worker "+
+			"scripts (wall time, nested commands included); idle CPU is INFO cpu over a second (200ms with -short) before the run, the worker "+
 			"waiting. \"vs one server\" is the master's CPU per job over one server's in the same round, the issue's "+
 			"target: at most 1/3 of it plus 10%%, <= %.3f; \"vs cluster unpartitioned\" the same over the master that "+
 			"held the whole unpartitioned queue on the cluster. The queue names are chosen so that the partitions spread "+
@@ -155,11 +159,11 @@ func (e *jcSetup) table(ctx context.Context, s *suite, pace float64) error {
 	var byCmd []map[string]map[string]float64
 	for range s.rounds {
 		round := map[string]map[string]float64{}
-		one, err := jcSingle(ctx, single, sadmin, jobs, pace)
+		one, err := jcSingle(ctx, single, sadmin, jobs, pace, e.idle)
 		runs := make([]jcRun, len(parts))
 		errs := make([]error, len(parts))
 		for i, n := range parts {
-			runs[i], errs[i] = jcCluster(ctx, srvs, admins, names[i], n, owners[i], jobs, pace)
+			runs[i], errs[i] = jcCluster(ctx, srvs, admins, names[i], n, owners[i], jobs, pace, e.idle)
 		}
 		refs := [2]time.Duration{} // CPU of one server, of the cluster's unpartitioned master; 0: failed
 		if err == nil {
@@ -376,16 +380,16 @@ func jcBalancedQueue(ctx context.Context, srvs []*server, admins []*redis.Client
 }
 
 // jcSingle is one run on one server with an unpartitioned queue.
-func jcSingle(ctx context.Context, srv *server, admin *redis.Client, jobs int, pace float64) (jcRun, error) {
+func jcSingle(ctx context.Context, srv *server, admin *redis.Client, jobs int, pace float64, idleFor time.Duration) (jcRun, error) {
 	prod, work := srv.client(), srv.client()
 	defer prod.Close()
 	defer work.Close()
 	defer func() { _ = admin.FlushAll(context.WithoutCancel(ctx)).Err() }()
-	return jcRunOn(ctx, prod, work, []*redis.Client{admin}, "bench-jobs", 1, []int{0}, jobs, pace)
+	return jcRunOn(ctx, prod, work, []*redis.Client{admin}, "bench-jobs", 1, []int{0}, jobs, pace, idleFor)
 }
 
 // jcCluster is one run on the cluster with a queue of n partitions.
-func jcCluster(ctx context.Context, srvs []*server, admins []*redis.Client, name string, n int, owners []int, jobs int, pace float64) (jcRun, error) {
+func jcCluster(ctx context.Context, srvs []*server, admins []*redis.Client, name string, n int, owners []int, jobs int, pace float64, idleFor time.Duration) (jcRun, error) {
 	var addrs []string
 	for _, s := range srvs {
 		addrs = append(addrs, s.addr)
@@ -399,14 +403,14 @@ func jcCluster(ctx context.Context, srvs []*server, admins []*redis.Client, name
 			_ = a.FlushAll(context.WithoutCancel(ctx)).Err()
 		}
 	}()
-	return jcRunOn(ctx, prod, work, admins, name, n, owners, jobs, pace)
+	return jcRunOn(ctx, prod, work, admins, name, n, owners, jobs, pace, idleFor)
 }
 
 // jcRunOn enqueues jobs no-op jobs from jcProducers goroutines on prod
 // while one Process on work runs them, and reads each admin's server
 // before and after; owners maps each partition to its admin. With pace
 // above 0 job i is enqueued no sooner than i/pace seconds after the first.
-func jcRunOn(ctx context.Context, prod, work redis.UniversalClient, admins []*redis.Client, name string, n int, owners []int, jobs int, pace float64) (jcRun, error) {
+func jcRunOn(ctx context.Context, prod, work redis.UniversalClient, admins []*redis.Client, name string, n int, owners []int, jobs int, pace float64, idleFor time.Duration) (jcRun, error) {
 	var opts []redisson.ObjectOption
 	if n > 1 {
 		opts = append(opts, redisson.WithPartitions(n))
@@ -473,18 +477,18 @@ func jcRunOn(ctx context.Context, prod, work redis.UniversalClient, admins []*re
 		}
 		return nil
 	}
-	// A second of the worker waiting for jobs: what each server spends
+	// The worker waiting for jobs for idleFor: what each server spends
 	// without them (cron, cluster bus, the worker's blocking reads).
 	idle := make([]jcNode, len(admins))
 	if err := read(idle); err != nil {
 		return jcRun{}, err
 	}
 	idleStart := time.Now()
-	time.Sleep(time.Second)
+	time.Sleep(idleFor)
 	if err := read(before); err != nil {
 		return jcRun{}, err
 	}
-	idleFor := time.Since(idleStart)
+	idleFor = time.Since(idleStart)
 	pq := redisson.GetReliableQueue[[]byte](pc, name, opts...)
 	payload := make([]byte, jobPayload)
 	start := time.Now()
