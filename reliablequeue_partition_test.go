@@ -316,3 +316,67 @@ func TestReliableQueuePartitionsBeyondPool(t *testing.T) {
 		}
 	}
 }
+
+// At a trickle (each job enqueued once the last is handled) a partitioned
+// queue's worker receives every job by its partition's blocking read and
+// checks for more with a plain XREADGROUP, not the fetch script: scripts
+// run are the enqueue and the settle of each job plus the periodic
+// reclaims (one per partition per second at most) and a margin of a
+// tenth of the jobs, where a fetch per job would add one script per job.
+func TestReliableQueuePartitionTrickleScripts(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	admin := srv.Client(t)
+	c := newClient(t, rdb, nil)
+	q := GetReliableQueue[string](c, "trickle", WithPartitions(2))
+	ctx := testCtx(t, time.Minute)
+	handled := make(chan struct{}, 1)
+	process(t, q, func(context.Context, *Job[string]) error {
+		handled <- struct{}{}
+		return nil
+	}, WorkerOptions{Concurrency: 4})
+	time.Sleep(300 * time.Millisecond) // the partitions' loops reach their blocking reads
+	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const jobs = 100
+	start := time.Now()
+	for i := range jobs {
+		if _, _, err := q.Enqueue(ctx, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-handled:
+		case <-ctx.Done():
+			t.Fatalf("job %d not handled", i)
+		}
+	}
+	waitFor(t, "every job acked", func() bool { // by plain commands: Stats would run a script
+		n := int64(0)
+		for _, s := range q.PartitionNames() {
+			n += admin.XPending(ctx, s, rqGroup).Val().Count
+		}
+		return n == 0
+	})
+	elapsed := time.Since(start)
+	stats, err := admin.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := 0
+	for _, line := range strings.Split(stats, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if ok && (name == "evalsha" || name == "eval") {
+			var n int
+			if _, err := fmt.Sscanf(rest, "calls=%d", &n); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			scripts += n
+		}
+	}
+	reclaims := 2 * (int(elapsed/time.Second) + 2)
+	if want := 2*jobs + reclaims + jobs/10; scripts > want {
+		t.Fatalf("%d scripts for %d jobs in %v, want at most %d (enqueue, settle, reclaims)", scripts, jobs, elapsed.Round(time.Millisecond), want)
+	}
+	t.Logf("%d scripts for %d jobs in %v", scripts, jobs, elapsed.Round(time.Millisecond))
+}

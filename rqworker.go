@@ -175,14 +175,23 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 	// fetch script, until a reclaim or a delayed job is due. At a steady
 	// trickle of jobs that halves the round trips per job.
 	caughtUp := false
+	// more: a partition's blocking read (one slot, see below) took a job,
+	// so more may wait; the next round reads them with XREADGROUP without
+	// BLOCK rather than the fetch script (at a trickle that halves the
+	// commands per job), unless a reclaim or a delayed job is due.
+	more := false
 	for {
 		n := w.takeSlots()
 		if n == 0 {
 			break
 		}
 		reclaim := time.Since(lastReclaim) >= w.reclaim
+		dueNow := !dueAt.IsZero() && !time.Now().Before(dueAt)
 		got, err := 0, error(nil)
-		if !caughtUp || reclaim || (!dueAt.IsZero() && !time.Now().Before(dueAt)) {
+		read := more && !reclaim && !dueNow
+		if read {
+			got, err = w.block(p, n, -1) // no BLOCK
+		} else if !caughtUp || reclaim || dueNow {
 			var due time.Duration
 			got, due, err = w.fetch(p, n, reclaim)
 			if err == nil && reclaim {
@@ -195,7 +204,8 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 				}
 			}
 		}
-		caughtUp = false
+		caughtUp = read && err == nil && got < n
+		more = false
 		if err == nil && got == 0 && w.running() {
 			wait := w.reclaim - time.Since(lastReclaim)
 			if !dueAt.IsZero() {
@@ -210,6 +220,7 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 				}
 				got, err = w.blockOrPause(p, n, wait)
 				caughtUp = err == nil && got > 0 && got < n
+				more = w.shared && err == nil && got > 0 && got == n
 			}
 		}
 		w.giveSlots(n - got)
@@ -382,7 +393,7 @@ func (w *rqWorker[T]) fetch(p *rqPart, n int, reclaim bool) (int, time.Duration,
 
 // block waits up to wait for new jobs of partition p with XREADGROUP BLOCK
 // (the pickup of a job enqueued on an idle queue) and hands them to the
-// handlers.
+// handlers; a negative wait reads without BLOCK.
 func (w *rqWorker[T]) block(p *rqPart, n int, wait time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(w.background(), wait+w.opts.Lease)
 	defer cancel()

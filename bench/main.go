@@ -58,6 +58,7 @@ var scenarios = []scenario{
 	{"costs", "9. how memory grows with the work", runCosts},
 	{"cluster", "10. Redis Cluster, 3 masters: uncontended lock+unlock", runCluster},
 	{"cache", "11. client-side caching: hit rate, hit latency, commands per 1,000 reads", runCache},
+	{"jobs-cluster", "12. job queue partitions on a 3-master Redis Cluster: Redis CPU and commands per job on each master", runJobsCluster},
 }
 
 func main() { os.Exit(run()) }

@@ -140,11 +140,22 @@ func info(ctx context.Context, rdb *redis.Client, section string) (map[string]st
 // run inside scripts included, leaving out what the suite itself sends
 // (INFO, CLIENT, HELLO, MEMORY, FLUSHALL, DBSIZE, CONFIG) and connection set-up.
 func serverCommands(ctx context.Context, rdb *redis.Client) (int64, error) {
+	m, err := commandCalls(ctx, rdb)
+	var n int64
+	for _, c := range m {
+		n += c
+	}
+	return n, err
+}
+
+// commandCalls returns serverCommands's calls by command name (subcommands
+// as INFO commandstats names them, e.g. "xinfo|stream").
+func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, error) {
 	m, err := info(ctx, rdb, "commandstats")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var n int64
+	out := map[string]int64{}
 	for k, v := range m {
 		name, ok := strings.CutPrefix(k, "cmdstat_")
 		if !ok {
@@ -156,9 +167,9 @@ func serverCommands(ctx context.Context, rdb *redis.Client) (int64, error) {
 		}
 		calls, _, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
 		c, _ := strconv.ParseInt(calls, 10, 64)
-		n += c
+		out[name] = c
 	}
-	return n, nil
+	return out, nil
 }
 
 // serverCPU returns the server's user+system CPU time.
