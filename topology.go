@@ -1,6 +1,9 @@
 package redisson
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
 
 // topology is what New learns, once, of the deployment behind the go-redis
 // client, and hands to every service (script runner, pub/sub, watchdog,
@@ -32,6 +35,9 @@ func topologyOf(rdb redis.UniversalClient) topology {
 	if c, ok := rdb.(*redis.Client); ok {
 		o := *c.Options()
 		reinitClient(&o)
+		// A config of its own: the user's client writes its own while it
+		// connects, and a copy sharing it races with go-redis cloning it.
+		o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 		t.single, t.node = true, &o
 	}
 	return t
