@@ -294,7 +294,10 @@ func TestTxMapCacheBadInput(t *testing.T) {
 		call func(tx *Transaction) error
 		want error
 	}{
-		{"empty name", func(tx *Transaction) error { _, _, err := GetTxMapCache[string, string](tx, "").Get(ctx, "k"); return err }, ErrEmptyName},
+		{"empty name", func(tx *Transaction) error {
+			_, _, err := GetTxMapCache[string, string](tx, "").Get(ctx, "k")
+			return err
+		}, ErrEmptyName},
 		{"negative ttl", func(tx *Transaction) error {
 			_, _, err := GetTxMapCache[string, string](tx, mn).PutWithTTL(ctx, "k", "v", -time.Second, 0)
 			return err
@@ -303,8 +306,14 @@ func TestTxMapCacheBadInput(t *testing.T) {
 			_, _, err := GetTxMapCache[string, string](tx, mn).PutWithTTL(ctx, "k", "v", 0, -time.Second)
 			return err
 		}, ErrNegativeDuration},
-		{"nil key", func(tx *Transaction) error { _, err := GetTxMapCache[*int, string](tx, mn).FastPut(ctx, nilp, "v"); return err }, ErrNilValue},
-		{"nil value", func(tx *Transaction) error { _, err := GetTxMapCache[string, *int](tx, mn).FastPut(ctx, "k", nilp); return err }, ErrNilValue},
+		{"nil key", func(tx *Transaction) error {
+			_, err := GetTxMapCache[*int, string](tx, mn).FastPut(ctx, nilp, "v")
+			return err
+		}, ErrNilValue},
+		{"nil value", func(tx *Transaction) error {
+			_, err := GetTxMapCache[string, *int](tx, mn).FastPut(ctx, "k", nilp)
+			return err
+		}, ErrNilValue},
 		{"a loader", func(tx *Transaction) error {
 			_, _, err := GetTxMapCache[string, string](tx, mn, loader).Get(ctx, "k")
 			return err
@@ -327,7 +336,10 @@ func TestTxMapCacheBadInput(t *testing.T) {
 			_, err := GetTxMapCache[string, string](tx, mn).FastPut(ctx, "k", "v")
 			return err
 		}, ErrWrongType},
-		{"cancelled write", func(tx *Transaction) error { _, err := GetTxMapCache[string, string](tx, mn).FastPut(cancelled, "k", "v"); return err }, context.Canceled},
+		{"cancelled write", func(tx *Transaction) error {
+			_, err := GetTxMapCache[string, string](tx, mn).FastPut(cancelled, "k", "v")
+			return err
+		}, context.Canceled},
 		{"cancelled commit", func(tx *Transaction) error {
 			if _, err := GetTxMapCache[string, string](tx, mn).FastPut(ctx, "k", "v"); err != nil {
 				return err
