@@ -109,11 +109,11 @@ func TestTxMapCacheReadYourWritesAndCommit(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
-	end := int64(serverMillis(t, ctx, rdb))
-	got, err := plain.ReadAll(ctx)
+	got, err := plain.ReadAll(ctx) // an access: moves idle's deadline
 	if err != nil {
 		t.Fatal(err)
 	}
+	end := int64(serverMillis(t, ctx, rdb))
 	want := map[string]string{"k0": "v0b", "ttl": "t1", "idle": "i1", "fast": "f2"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after Commit the map cache holds %v, want %v", got, want)
