@@ -444,3 +444,92 @@ func TestTxMapCacheCluster(t *testing.T) {
 		t.Fatalf("MapCache.Get(other) = %q, %v, %v", v, ok, err)
 	}
 }
+
+// TestTxMapCacheCommitEventsAndMaxSize checks that the commit writes as
+// MapCache.Put and Remove do beyond the entries: listeners hear created,
+// updated and removed once the commit applied (nothing before), and a max
+// size set by SetMaxSize evicts at the commit.
+func TestTxMapCacheCommitEventsAndMaxSize(t *testing.T) {
+	rdb := sharedRedis(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, time.Minute)
+	mn := uniqueName(t, rdb)
+	t.Cleanup(func() { rdb.Del(context.Background(), mapCacheKeys(mn)...) })
+	plain := GetMapCache[string, string](c, mn)
+	if _, err := plain.FastPut(ctx, "old", "o"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.FastPut(ctx, "drop", "d"); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan string, 16)
+	for what, on := range map[string]func(context.Context, func(MapCacheEvent[string, string])) (func(), error){
+		"created": plain.OnCreated, "updated": plain.OnUpdated, "removed": plain.OnRemoved,
+	} {
+		stop, err := on(ctx, func(e MapCacheEvent[string, string]) {
+			events <- fmt.Sprintf("%s %s=%s (%s)", what, e.Key, e.Value, e.OldValue)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+	}
+	tx := mustTx(t, c, 0)
+	m := GetTxMapCache[string, string](tx, mn)
+	if _, err := m.FastPut(ctx, "new", "n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.FastPut(ctx, "old", "o2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.FastRemove(ctx, "drop"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-events:
+		t.Fatalf("event before Commit: %s", e)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 3 {
+		select {
+		case e := <-events:
+			got = append(got, e)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events after Commit: %v, want 3", got)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"created new=n ()", "removed drop=d ()", "updated old=o2 (o)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+
+	if _, err := plain.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.SetMaxSize(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b"} {
+		if _, err := plain.FastPut(ctx, k, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx = mustTx(t, c, 0)
+	if _, err := GetTxMapCache[string, string](tx, mn).FastPut(ctx, "third", "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := plain.Size(ctx); err != nil || n != 2 {
+		t.Fatalf("Size after a commit beyond the max size = %d, %v; want 2", n, err)
+	}
+	if ok, err := plain.ContainsKey(ctx, "third"); err != nil || !ok {
+		t.Fatalf("the committed key was evicted: %v, %v", ok, err)
+	}
+}
