@@ -84,7 +84,8 @@
 //   - GetBuckets: Buckets, many Buckets read or written per call (RBuckets).
 //   - GetTxBucket, GetTxMap, GetTxSet: TxBucket, TxMap, TxSet, a Bucket, Map and Set inside a Transaction
 //     (Client.CreateTransaction; RTransaction): writes locked as Redisson locks them, applied by Commit;
-//     GetTxLocalCachedMap: TxLocalCachedMap, whose Commit also invalidates the near caches.
+//     GetTxLocalCachedMap: TxLocalCachedMap, whose Commit also invalidates the near caches;
+//     GetTxMapCache: TxMapCache, a MapCache whose Commit writes TTLs and max idle as MapCache does.
 //   - Client.CreateBatch: Batch, calls on several objects sent together, each returning a Future (RBatch);
 //     its handles GetBatchBucket, Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList and GetBatchQueue.
 //   - Client.GetLongAdder: LongAdder, an int64 sum counted in memory, summed by message (RLongAdder).

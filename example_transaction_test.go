@@ -175,3 +175,44 @@ func ExampleGetTxLocalCachedMap() {
 	// before: 3
 	// after commit: 4
 }
+
+// A MapCache in a transaction: a session and its index entry written
+// together, the session with a TTL that counts from the commit, as
+// MapCache.PutWithTTL's.
+func ExampleGetTxMapCache() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		panic(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	client, err := redisson.New(rdb, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+
+	tx, err := client.CreateTransaction(redisson.TransactionOptions{})
+	if err != nil {
+		panic(err)
+	}
+	sessions := redisson.GetTxMapCache[string, string](tx, "sessions")
+	if _, _, err := sessions.PutWithTTL(ctx, "s1", "alice", 30*time.Minute, 0); err != nil {
+		panic(err)
+	}
+	if _, err := redisson.GetTxMap[string, string](tx, "users").FastPut(ctx, "alice", "s1"); err != nil {
+		panic(err)
+	}
+	v, _, _ := sessions.Get(ctx, "s1") // this transaction's own write
+	fmt.Println("in the transaction:", v)
+	if err := tx.Commit(ctx); err != nil {
+		panic(err)
+	}
+	v, ok, _ := redisson.GetMapCache[string, string](client, "sessions").Get(ctx, "s1")
+	fmt.Println("after commit:", v, ok)
+	// Output:
+	// in the transaction: alice
+	// after commit: alice true
+}

@@ -116,8 +116,8 @@ const (
 	opMapAddAndGet   = "map.add_and_get"
 	opMapScan        = "map.scan" // one per batch an iterator fetches
 
-	opTxGet      = "transaction.get"   // TxBucket, TxMap: Get, GetForUpdate; TxMap.ContainsKey; TxSet.Contains
-	opTxWrite    = "transaction.write" // TxBucket: Set, Delete; TxMap: Put, FastPut, Remove, FastRemove; TxSet: Add, Remove (the lock's wait included)
+	opTxGet      = "transaction.get"   // TxBucket, TxMap, TxMapCache: Get, GetForUpdate; ContainsKey; TxSet.Contains
+	opTxWrite    = "transaction.write" // TxBucket: Set, Delete; TxMap, TxMapCache: Put, PutWithTTL, FastPut, Remove, FastRemove; TxSet: Add, Remove (the lock's wait included)
 	opTxCommit   = "transaction.commit"
 	opTxRollback = "transaction.rollback"
 

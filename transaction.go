@@ -42,8 +42,9 @@ type TransactionOptions struct {
 	Timeout time.Duration
 }
 
-// Transaction is Redisson's RTransaction, over Buckets, Maps, Sets and
-// LocalCachedMaps (GetTxBucket, GetTxMap, GetTxSet, GetTxLocalCachedMap): reads go straight to Redis (a key
+// Transaction is Redisson's RTransaction, over Buckets, Maps, Sets,
+// LocalCachedMaps and MapCaches (GetTxBucket, GetTxMap, GetTxSet,
+// GetTxLocalCachedMap, GetTxMapCache): reads go straight to Redis (a key
 // this transaction wrote reads as written: read-your-writes); writes are
 // buffered and applied by Commit all at once, or not at all. The first
 // write to a bucket, map key or set member takes a lock on it, as Redisson

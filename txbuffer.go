@@ -79,6 +79,13 @@ func (b *txBuffer) sameSlot(t *Transaction, name string, keys ...string) error {
 	return nil
 }
 
+// typed reports whether data key k is unwritten in this transaction or
+// written as Redis type typ.
+func (b *txBuffer) typed(k, typ string) bool {
+	i, ok := b.index[k]
+	return !ok || b.types[i-1] == typ
+}
+
 // lookup returns the value entry will have at commit, when the transaction
 // wrote it.
 func (b *txBuffer) lookup(key, field string) (txValue, bool) {

@@ -31,9 +31,13 @@ func (m *TxMap[K, V]) Name() string { return m.m.name }
 
 // lockName is the transaction lock of the key encoded as field, as
 // Redisson names it: the map's name in a hash tag, the key's id.
-func (m *TxMap[K, V]) lockName(field []byte) string {
+func (m *TxMap[K, V]) lockName(field []byte) string { return txKeyLock(m.m.name, field) }
+
+// txKeyLock is the transaction lock of the key encoded as field in the map
+// (or map cache) called name: "{<name>}:<key id>:lock".
+func txKeyLock(name string, field []byte) string {
 	h := keyHash(field)
-	return suffixName(m.m.name, base64.RawStdEncoding.EncodeToString(h[:])+":lock")
+	return suffixName(name, base64.RawStdEncoding.EncodeToString(h[:])+":lock")
 }
 
 // Get returns the value at key in this transaction: the one it wrote, or

@@ -11,18 +11,4 @@
 -- first: a key of the wrong type fails the script before anything is written.
 --
 -- prelude: mapcache
-local key = ARGV[2]
-local now = mcNow()
-local s = mcState(key)
-if not s.entry then
-    return false
-end
-mcDrop(key)
-if mcDead(s, now) then
-    mcPublish(9, key, mcValue(s.entry))
-    return false
-end
-if s.listening then
-    mcPublish(8, key, mcValue(s.entry))
-end
-return s.entry
+return mcRemove(ARGV[2])

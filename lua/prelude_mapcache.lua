@@ -48,6 +48,16 @@
 --                           deadline, and its LRU time or LFU count
 --   mcTrim(key, s, now)     with a max size, evicts least used entries (not
 --                           key) until the map fits, publishing removed
+--   mcPut(key, mode, entry, ttl, idle)  mapcache_put's write (see there):
+--                           returns {stored, previous live entry or false}
+--   mcRemove(key)           mapcache_remove's (see there): returns the
+--                           removed live entry or false
+--
+-- The functions read the keys and the publish command through mcK (KEYS) and
+-- mcPub (ARGV[1]): a script with another layout (tx_commit) points them at
+-- its own before each call.
+local mcK, mcPub = KEYS, ARGV[1]
+
 local function mcNow()
     local t = redis.call('time')
     return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -100,23 +110,23 @@ local function mcPublish(i, ...)
         parts[#parts + 1] = mcLen8(#s)
         parts[#parts + 1] = s
     end
-    redis.call(ARGV[1], KEYS[i], table.concat(parts))
+    redis.call(mcPub, mcK[i], table.concat(parts))
 end
 
 local function mcOptions()
-    local o = redis.call('hmget', KEYS[5], 'max-size', 'mode', 'has-listeners')
+    local o = redis.call('hmget', mcK[5], 'max-size', 'mode', 'has-listeners')
     -- mcDrop writes the last-access zset with or without a max size: its
     -- type, before any write.
-    redis.call('zcard', KEYS[4])
+    redis.call('zcard', mcK[4])
     return {max = tonumber(o[1]) or 0, lfu = o[2] == 'LFU', listening = o[3] ~= false}
 end
 
 local function mcState(key, o)
     o = o or mcOptions()
     local s = {max = o.max, lfu = o.lfu, listening = o.listening}
-    s.entry = redis.call('hget', KEYS[1], key)
-    local t = redis.call('zscore', KEYS[2], key)
-    local i = redis.call('zscore', KEYS[3], key)
+    s.entry = redis.call('hget', mcK[1], key)
+    local t = redis.call('zscore', mcK[2], key)
+    local i = redis.call('zscore', mcK[3], key)
     s.timeout = t and tonumber(t)
     s.idle = i and tonumber(i)
     return s
@@ -127,22 +137,22 @@ local function mcDead(s, now)
 end
 
 local function mcDrop(key)
-    redis.call('hdel', KEYS[1], key)
-    redis.call('zrem', KEYS[2], key)
-    redis.call('zrem', KEYS[3], key)
-    redis.call('zrem', KEYS[4], key)
+    redis.call('hdel', mcK[1], key)
+    redis.call('zrem', mcK[2], key)
+    redis.call('zrem', mcK[3], key)
+    redis.call('zrem', mcK[4], key)
 end
 
 local function mcTouch(key, s, now)
     local idle = mcMaxIdle(s.entry)
     if idle > 0 and s.idle then
-        redis.call('zadd', KEYS[3], now + idle, key)
+        redis.call('zadd', mcK[3], now + idle, key)
     end
     if s.max > 0 then
         if s.lfu then
-            redis.call('zincrby', KEYS[4], 1, key)
+            redis.call('zincrby', mcK[4], 1, key)
         else
-            redis.call('zadd', KEYS[4], now, key)
+            redis.call('zadd', mcK[4], now, key)
         end
     end
 end
@@ -151,16 +161,16 @@ local function mcTrim(key, s, now)
     if s.max <= 0 then
         return
     end
-    local excess = redis.call('hlen', KEYS[1]) - s.max
+    local excess = redis.call('hlen', mcK[1]) - s.max
     if excess <= 0 then
         return
     end
-    for _, k in ipairs(redis.call('zrange', KEYS[4], 0, excess)) do
+    for _, k in ipairs(redis.call('zrange', mcK[4], 0, excess)) do
         if excess == 0 then
             break
         end
         if k ~= key then
-            local e = redis.call('hget', KEYS[1], k)
+            local e = redis.call('hget', mcK[1], k)
             mcDrop(k)
             if e then
                 if s.listening then
@@ -170,4 +180,62 @@ local function mcTrim(key, s, now)
             end
         end
     end
+end
+
+local function mcPut(key, mode, entry, ttl, idle)
+    local now = mcNow()
+    local s = mcState(key)
+    if mcDead(s, now) then
+        mcDrop(key)
+        mcPublish(9, key, mcValue(s.entry))
+        s.entry = false
+        s.timeout, s.idle = false, false
+    end
+    local old = s.entry
+    if mode == 'absent' and old then
+        mcTouch(key, s, now)
+        return {0, old}
+    end
+    if ttl > 0 then
+        redis.call('zadd', mcK[2], now + ttl, key)
+    elseif s.timeout then
+        redis.call('zrem', mcK[2], key)
+    end
+    if idle > 0 then
+        redis.call('zadd', mcK[3], now + idle, key)
+    elseif s.idle then
+        redis.call('zrem', mcK[3], key)
+    end
+    redis.call('hset', mcK[1], key, entry)
+    if s.max > 0 then
+        s.entry = entry
+        s.idle = false -- just set: no idle move
+        mcTouch(key, s, now)
+        mcTrim(key, s, now)
+    end
+    if s.listening then
+        if old then
+            mcPublish(7, key, mcValue(entry), mcValue(old))
+        else
+            mcPublish(6, key, mcValue(entry))
+        end
+    end
+    return {1, old}
+end
+
+local function mcRemove(key)
+    local now = mcNow()
+    local s = mcState(key)
+    if not s.entry then
+        return false
+    end
+    mcDrop(key)
+    if mcDead(s, now) then
+        mcPublish(9, key, mcValue(s.entry))
+        return false
+    end
+    if s.listening then
+        mcPublish(8, key, mcValue(s.entry))
+    end
+    return s.entry
 end

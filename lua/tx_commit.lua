@@ -28,11 +28,23 @@
 --                                      updates log)
 --                   publish message    ARGV[4] key message (key: a channel,
 --                                      a LocalCachedMap's invalidation)
+--                   mcput  i2 .. i9 field entry ttl idle
+--                                      a MapCache's put (key: its hash;
+--                                      i2 .. i9 the indexes of its companion
+--                                      keys and channels, in
+--                                      prelude_mapcache's KEYS order):
+--                                      mcPut(field, 'put', entry, ttl, idle)
+--                   mcdel  i2 .. i9 field
+--                                      a MapCache's remove: mcRemove(field)
 --
 -- Returns 1 when applied (or already applied: a resend), -i when lock i is
 -- not held by the owner any more (its lease ran out, or it was forced
 -- open): then nothing is written and no lock is touched. A data key of
 -- another type is a WRONGTYPE error reply, also before anything is written.
+--
+-- prelude: mapcache
+--          (its mcPut and mcRemove, pointed at a MapCache's keys by mcK and
+--          at ARGV[4] by mcPub: the same writes as MapCache.Put and Remove)
 local n = tonumber(ARGV[2])
 local m = tonumber(ARGV[3])
 for i = 1, n do
@@ -49,13 +61,25 @@ for j = 1, m do
         return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
     end
 end
-local arity = {set = 1, del = 0, hset = 2, hdel = 1, sadd = 1, srem = 1, zadd = 2, publish = 1}
+local arity = {set = 1, del = 0, hset = 2, hdel = 1, sadd = 1, srem = 1, zadd = 2, publish = 1,
+    mcput = 12, mcdel = 9}
+mcPub = ARGV[4]
 local i = 6 + m
 while i <= #ARGV do
     local op = ARGV[i]
     local key = KEYS[1 + 2 * n + tonumber(ARGV[i + 1])]
     local a = arity[op]
-    if op == 'publish' then
+    if a >= 9 then
+        mcK = {key}
+        for j = 2, 9 do
+            mcK[j] = KEYS[1 + 2 * n + tonumber(ARGV[i + j])]
+        end
+        if op == 'mcput' then
+            mcPut(ARGV[i + 10], 'put', ARGV[i + 11], tonumber(ARGV[i + 12]), tonumber(ARGV[i + 13]))
+        else
+            mcRemove(ARGV[i + 10])
+        end
+    elseif op == 'publish' then
         redis.call(ARGV[4], key, ARGV[i + 2])
     elseif a == 1 then
         redis.call(op, key, ARGV[i + 2])
