@@ -37,7 +37,7 @@ type Bucket[T any] struct {
 // Methods cannot have type parameters in Go, so this factory is a function
 // rather than a method of Client.
 func GetBucket[T any](c *Client, name string, opts ...ObjectOption) *Bucket[T] {
-	return &Bucket[T]{base: newBase(c, bucketKind, name, c.objectCodec(opts)), cached: objectOptionsOf(opts).clientCache}
+	return &Bucket[T]{base: newBase(c, bucketKind, name, c.objectCodec(opts)), cached: objectOptionsOf(opts).sideCache}
 }
 
 // write marks a write of the bucket for its client-side cache, if it has

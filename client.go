@@ -64,7 +64,7 @@ type Client struct {
 	writers    writerRegistry
 	mapWriters sync.Map
 
-	csc atomic.Pointer[tracking.Cache] // the client-side cache, started lazily (clientsidecaching.go)
+	csc atomic.Pointer[tracking.Cache] // the client-side cache, started lazily (clientcache.go)
 }
 
 // New returns a Client that works through rdb: a *redis.Client (single node,
@@ -316,4 +316,25 @@ func (c *Client) tokenTTLArg() any {
 		return "0"
 	}
 	return strconv.FormatInt(max(c.opts.TokenIdleTTL.Milliseconds(), 1), 10)
+}
+
+// closeClientCache stops the client-side cache, if it was started.
+func (c *Client) closeClientCache() {
+	c.sharedMu.Lock()
+	tc := c.csc.Load()
+	c.sharedMu.Unlock()
+	if tc != nil {
+		tc.Close()
+	}
+}
+
+// cacheTotal is Stats.Cache: the caches' counts and the client-side
+// cache's.
+func (c *Client) cacheTotal() CacheStats {
+	s := c.caches.total()
+	if tc := c.csc.Load(); tc != nil {
+		st := tc.Stats()
+		s.add(CacheStats{Hits: st.Hits, Misses: st.Misses, Evictions: st.Evictions, Invalidations: st.Invalidations, Size: st.Entries})
+	}
+	return s
 }

@@ -129,7 +129,7 @@ type Options struct {
 	DisableAutoPipeline bool
 
 	// ClientSideCaching configures the cache of the objects created with
-	// WithClientSideCaching (see ClientSideCaching for its defaults).
+	// the client-side caching option (see its type for the defaults).
 	ClientSideCaching ClientSideCaching
 
 	// Observer, when set, sees every public operation and background event
@@ -284,13 +284,13 @@ func retryWindow(rdb redis.UniversalClient) time.Duration {
 type ObjectOption func(*objectOptions)
 
 type objectOptions struct {
-	codec       Codec
-	retention   *retentionBounds // WithRetention: ReliableTopic only
-	partitions  int              // WithPartitions: ReliableQueue only
-	loader      any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
-	writer      any              // the map's write-through or write-behind writer: LocalCachedMap and MapCache only
-	behind      *WriteBehind     // write-behind's configuration; nil: write-through
-	clientCache bool             // WithClientSideCaching: Bucket and Map only
+	codec      Codec
+	retention  *retentionBounds // WithRetention: ReliableTopic only
+	partitions int              // WithPartitions: ReliableQueue only
+	loader     any              // WithReadThrough: a ReadThrough[K, V], LocalCachedMap and MapCache only
+	writer     any              // the map's write-through or write-behind writer: LocalCachedMap and MapCache only
+	behind     *WriteBehind     // write-behind's configuration; nil: write-through
+	sideCache  bool             // the client-side caching option: Bucket and Map only
 }
 
 // objectOptionsOf applies opts.

@@ -41,7 +41,7 @@ type Map[K comparable, V any] struct {
 // rather than a method of Client.
 func GetMap[K comparable, V any](c *Client, name string, opts ...ObjectOption) *Map[K, V] {
 	m := newMap[K, V](c, mapKind, name, opts)
-	m.cached = objectOptionsOf(opts).clientCache
+	m.cached = objectOptionsOf(opts).sideCache
 	return m
 }
 
