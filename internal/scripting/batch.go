@@ -51,23 +51,7 @@ func (r *Runner) RunBatch(ctx context.Context, calls []Call, atomic bool) error 
 
 // runTx sends calls as one MULTI/EXEC, scripts with EVAL.
 func (r *Runner) runTx(ctx context.Context, calls []Call) error {
-	pipe := r.rdb.TxPipeline()
-	for i := range calls {
-		cl := &calls[i]
-		if cl.Script == nil {
-			cl.Cmd = plainCmd(ctx, cl.Args)
-			_ = pipe.Process(ctx, cl.Cmd)
-			continue
-		}
-		cl.Cmd = pipe.Eval(ctx, cl.Script.src, cl.Keys, cl.Args...)
-	}
-	r.trip(ctx, 1)
-	_, err := pipe.Exec(ctx)
-	// Exec reports the first failed command; Redis's errors are per call.
-	if err != nil && !MayHaveRun(err) {
-		return nil
-	}
-	return err
+	return r.send(ctx, r.rdb.TxPipeline(), calls, true)
 }
 
 // plainCmd is the command line args, routed on Cluster by its second word,

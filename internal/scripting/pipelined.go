@@ -59,19 +59,28 @@ func (r *Runner) RunPipelined(ctx context.Context, calls []Call) error {
 }
 
 func (r *Runner) pipeline(ctx context.Context, calls []Call) error {
-	pipe := r.rdb.Pipeline()
+	return r.send(ctx, r.rdb.Pipeline(), calls, false)
+}
+
+// send queues calls on pipe, scripts as EVALSHA (with the full source, EVAL,
+// when withSource) and plain commands as they are, and sends them in one
+// round trip.
+func (r *Runner) send(ctx context.Context, pipe redis.Pipeliner, calls []Call, withSource bool) error {
 	for i := range calls {
 		cl := &calls[i]
-		if cl.Script == nil {
+		switch {
+		case cl.Script == nil:
 			cl.Cmd = plainCmd(ctx, cl.Args)
 			_ = pipe.Process(ctx, cl.Cmd)
-			continue
+		case withSource:
+			cl.Cmd = pipe.Eval(ctx, cl.Script.src, cl.Keys, cl.Args...)
+		default:
+			cl.Cmd = pipe.EvalSha(ctx, cl.Script.sha, cl.Keys, cl.Args...)
 		}
-		cl.Cmd = pipe.EvalSha(ctx, cl.Script.sha, cl.Keys, cl.Args...)
 	}
 	r.trip(ctx, 1)
 	_, err := pipe.Exec(ctx)
-	// Exec reports the first failed command; script errors are per call.
+	// Exec reports the first failed command; Redis's errors are per call.
 	if err != nil && !MayHaveRun(err) {
 		return nil
 	}
