@@ -329,6 +329,20 @@ func TestTxMapCacheBadInput(t *testing.T) {
 			_, err := GetTxMapCache[string, string](tx, name+":both").FastPut(ctx, "k", "v")
 			return err
 		}, ErrWrongType},
+		{"a map, then a map cache, on one name", func(tx *Transaction) error {
+			if _, err := GetTxMap[string, string](tx, mn).FastPut(ctx, "k", "v"); err != nil {
+				return err
+			}
+			_, err := GetTxMapCache[string, string](tx, mn).FastPut(ctx, "k2", "v")
+			return err
+		}, ErrWrongType},
+		{"a map cache, then a map, on one name", func(tx *Transaction) error {
+			if _, err := GetTxMapCache[string, string](tx, mn).FastPut(ctx, "k", "v"); err != nil {
+				return err
+			}
+			_, err := GetTxMap[string, string](tx, mn).FastPut(ctx, "k2", "v")
+			return err
+		}, ErrWrongType},
 		{"a companion key written as a bucket", func(tx *Transaction) error {
 			if err := GetTxBucket[string](tx, mapCacheKeys(mn)[mcTimeout]).Set(ctx, "x"); err != nil {
 				return err

@@ -23,7 +23,8 @@ type txBuffer struct {
 	types  []string        // the Redis type each data key must have
 	ops    []any           // tx_commit's writes
 	vals   map[txEntry]txValue
-	notes  []*txNote // LocalCachedMaps to tell at commit, in first-write order
+	notes  []*txNote         // LocalCachedMaps to tell at commit, in first-write order
+	kinds  map[string]string // object name -> the kind of object that wrote it ("map", "mapcache")
 }
 
 // txNote is what Commit tells one LocalCachedMap's instances: Redisson's
@@ -49,6 +50,7 @@ func (b *txBuffer) init() {
 	b.byName = make(map[string]bool)
 	b.index = make(map[string]int)
 	b.vals = make(map[txEntry]txValue)
+	b.kinds = make(map[string]string)
 	b.slot = -1
 }
 
@@ -77,6 +79,18 @@ func (b *txBuffer) sameSlot(t *Transaction, name string, keys ...string) error {
 	}
 	b.slot = slot
 	return nil
+}
+
+// claim reports whether object name is unwritten in this transaction or
+// written by an object of the same kind, and records kind for it. A Map and
+// a MapCache share Redis type "hash" but not their entries' encoding: one
+// transaction writing both on one name would corrupt the MapCache.
+func (b *txBuffer) claim(name, kind string) bool {
+	if k, ok := b.kinds[name]; ok && k != kind {
+		return false
+	}
+	b.kinds[name] = kind
+	return true
 }
 
 // typed reports whether data key k is unwritten in this transaction or

@@ -190,6 +190,9 @@ func (m *TxMap[K, V]) write(ctx context.Context, key K, v *V) ([]byte, bool, err
 		return nil, false, err
 	}
 	defer m.tx.leave()
+	if !m.tx.buf.claim(m.m.name, "map") {
+		return nil, false, m.m.errorf("%w: written as a MapCache in this transaction", ErrWrongType)
+	}
 	if err := m.tx.lock(ctx, m.lockName(k), m.m.name); err != nil {
 		return nil, false, err
 	}

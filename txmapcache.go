@@ -36,7 +36,9 @@ var txMapCacheTypes = [...]string{"hash", "zset", "zset", "zset", "hash", "*", "
 // from keys of type K to values of type V. It does no I/O. opts may give
 // it its own codec (WithCodec). An empty name makes every method return
 // ErrEmptyName; a loader or Writer (WithReadThrough, WithWriteThrough,
-// WithWriteBehind) ErrInvalidOption.
+// WithWriteBehind) ErrInvalidOption. Writing a TxMap and a TxMapCache of
+// one name in one transaction is ErrWrongType, from the second's first
+// write: their entries are encoded differently.
 func GetTxMapCache[K comparable, V any](tx *Transaction, name string, opts ...ObjectOption) *TxMapCache[K, V] {
 	keys := mapCacheKeys(name)
 	m := newMap[K, V](tx.c, mapCacheKind, name, opts, keys...)
@@ -245,6 +247,9 @@ func (m *TxMapCache[K, V]) write(ctx context.Context, key K, v *V, ttl, maxIdle 
 		return nil, false, err
 	}
 	defer m.tx.leave()
+	if !m.tx.buf.claim(m.mc.m.name, "mapcache") {
+		return nil, false, m.mc.m.errorf("%w: written as a Map in this transaction", ErrWrongType)
+	}
 	if err := m.tx.lock(ctx, txKeyLock(m.mc.m.name, k), m.mc.keys...); err != nil {
 		return nil, false, err
 	}
