@@ -59,6 +59,7 @@ var scenarios = []scenario{
 	{"cluster", "10. Redis Cluster, 3 masters: uncontended lock+unlock", runCluster},
 	{"cache", "11. client-side caching: hit rate, hit latency, commands per 1,000 reads", runCache},
 	{"jobs-cluster", "12. job queue partitions on a 3-master Redis Cluster: Redis CPU and commands per job on each master", runJobsCluster},
+	{"cluster-objects", "13. Redis Cluster, 3 masters: keyed rate limiters, queue offer+poll, MapCache put+get", runClusterObjects},
 }
 
 func main() { os.Exit(run()) }
