@@ -58,7 +58,7 @@ func runElection(ctx context.Context, s *suite) error {
 			"leader's remaining lease (PTTL of the lock just after the kill) plus one uncontended Campaign; resign, one "+
 			"pub/sub message between two processes (half a PUBLISH ping-pong with an idle echo process) plus one uncontended Campaign. Refused: acts of a resumed stalled leader that the term fence refused; "+
 			"loss seen: stalled leaders whose Err reported the loss on resuming.",
-			lease, lease/3, perRound, lease/3, 2*lease/3),
+			lease, (lease / 3).Round(time.Millisecond), perRound, (lease / 3).Round(time.Millisecond), (2 * lease / 3).Round(time.Millisecond)),
 		cols: []col{
 			{key: "p50", head: "lead p50 ms (min-max)", format: "%.1f", spread: true},
 			{key: "p99", head: "lead p99 ms", format: "%.1f"},
@@ -73,7 +73,7 @@ func runElection(ctx context.Context, s *suite) error {
 			{key: "seen", head: "loss seen", format: "%.0f"},
 		},
 	}
-	settings := fmt.Sprintf("lease %v, renewal %v", lease, lease/3)
+	settings := fmt.Sprintf("lease %v, renewal %v", lease, (lease / 3).Round(time.Millisecond))
 	rows := map[string]*row{
 		"kill":   t.row("kill -9 of the leader", settings, kindOurs),
 		"stop":   t.row("SIGSTOP of the leader", settings, kindOurs),
