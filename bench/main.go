@@ -60,6 +60,8 @@ var scenarios = []scenario{
 	{"cache", "11. client-side caching: hit rate, hit latency, commands per 1,000 reads", runCache},
 	{"jobs-cluster", "12. job queue partitions on a 3-master Redis Cluster: Redis CPU and commands per job on each master", runJobsCluster},
 	{"cluster-objects", "13. Redis Cluster, 3 masters: keyed rate limiters, queue offer+poll, MapCache put+get", runClusterObjects},
+	{"election", "14. leader election: hand-over after kill -9, SIGSTOP and Resign, against the lease floor", runElection},
+	{"scheduler", "15. scheduler: fire lateness of one job on several instances, against a timer", runScheduler},
 }
 
 func main() { os.Exit(run()) }
@@ -79,7 +81,15 @@ func run() int {
 	jobsWorker := flag.String("jobs-worker", "", "run as a worker process of the jobs scenario, of this library (internal)")
 	jobsAddr := flag.String("jobs-addr", "", "the jobs worker's server address (internal)")
 	jobsQueue := flag.String("jobs-queue", "", "the jobs worker's queue (internal)")
+	candidate := flag.String("election-candidate", "", "run as a candidate process of the election scenario: addr|name|lease|id (internal)")
+	echo := flag.String("election-echo", "", "run as the pub/sub echo process of the election scenario's floor, of this server (internal)")
 	flag.Parse()
+	if *candidate != "" {
+		return electionCandidateMain(*candidate)
+	}
+	if *echo != "" {
+		return electionEchoMain(*echo)
+	}
 	if *jobsWorker != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
