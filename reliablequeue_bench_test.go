@@ -150,3 +150,105 @@ func BenchmarkReliableQueueRedelivery(b *testing.B) {
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/redelivery")
 	b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
 }
+
+// rqRenewHook counts the round trips that carry rq_renew calls (alone or
+// pipelined) and the rq_renew calls in them.
+type rqRenewHook struct{ trips, calls atomic.Int64 }
+
+func (h *rqRenewHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *rqRenewHook) count(cmds ...redis.Cmder) {
+	n := int64(0)
+	for _, c := range cmds {
+		if args := c.Args(); len(args) > 1 && c.Name() == "evalsha" && args[1] == scriptRQRenew.SHA() {
+			n++
+		}
+	}
+	if n > 0 {
+		h.trips.Add(1)
+		h.calls.Add(n)
+	}
+}
+
+func (h *rqRenewHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { h.count(cmd); return next(ctx, cmd) }
+}
+
+func (h *rqRenewHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { h.count(cmds...); return next(ctx, cmds) }
+}
+
+// Lease renewal of 10,000 jobs in flight: one worker of Concurrency 10,000
+// holds 10,000 jobs in handlers that wait, while the watchdog (timeout 3s,
+// a pass every 1s) renews their leases for b.N periods. Reports the round
+// trips carrying renewals per period (the claim: one), the rq_renew calls
+// per period (100 jobs each), every round trip the client made per period,
+// and the last pass's duration; then releases the handlers, which must all
+// succeed with their lease kept.
+func BenchmarkReliableQueueRenewal10000(b *testing.B) {
+	const jobs, timeout = 10_000, 3 * time.Second
+	srv := redistest.Start(b)
+	rdb := srv.Client(b)
+	all, renew := newBenchHook(rdb), &rqRenewHook{}
+	rdb.AddHook(renew)
+	c := newClient(b, rdb, &Options{WatchdogTimeout: timeout})
+	q := GetReliableQueue[int](c, "bench")
+	var wg sync.WaitGroup
+	for p := range 16 {
+		wg.Go(func() {
+			for i := p; i < jobs; i += 16 {
+				if _, _, err := q.Enqueue(context.Background(), i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var started, lost, ok atomic.Int64
+	release := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Process(ctx, func(hctx context.Context, _ *Job[int]) error {
+			started.Add(1)
+			select {
+			case <-release:
+				ok.Add(1)
+				return nil
+			case <-hctx.Done():
+				lost.Add(1)
+				return hctx.Err()
+			}
+		}, WorkerOptions{Concurrency: jobs})
+	}()
+	for deadline := time.Now().Add(2 * time.Minute); started.Load() < jobs; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d jobs in flight after 2 minutes", started.Load(), jobs)
+		}
+	}
+	period := timeout / 3
+	time.Sleep(period) // a first whole pass with every job
+	t0, c0, a0 := renew.trips.Load(), renew.calls.Load(), all.roundTrips()
+	b.ResetTimer()
+	time.Sleep(time.Duration(b.N) * period)
+	b.StopTimer()
+	t1, c1, a1 := renew.trips.Load(), renew.calls.Load(), all.roundTrips()
+	_, pass, _ := c.watchdog.stats()
+	close(release)
+	for deadline := time.Now().Add(time.Minute); ok.Load()+lost.Load() < jobs; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d handlers returned a minute after their release", ok.Load()+lost.Load(), jobs)
+		}
+	}
+	cancel()
+	<-done
+	if lost.Load() > 0 {
+		b.Fatalf("%d of %d jobs lost their lease while renewed", lost.Load(), jobs)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(t1-t0)/n, "renew-roundtrips/period")
+	b.ReportMetric(float64(c1-c0)/n, "renew-calls/period")
+	b.ReportMetric(float64(a1-a0)/n, "all-roundtrips/period")
+	b.ReportMetric(float64(pass.Microseconds())/1000, "pass-ms")
+}

@@ -62,6 +62,7 @@ var scenarios = []scenario{
 	{"cluster-objects", "13. Redis Cluster, 3 masters: keyed rate limiters, queue offer+poll, MapCache put+get", runClusterObjects},
 	{"election", "14. leader election: hand-over after kill -9, SIGSTOP and Resign, against the lease floor", runElection},
 	{"scheduler", "15. scheduler: fire lateness of one job on several instances, against a timer", runScheduler},
+	{"jobs-latency", "16. job queue latency: pickup on an idle queue and redelivery after a worker's kill -9, beside asynq", runJobsLatency},
 }
 
 func main() { os.Exit(run()) }
@@ -82,6 +83,8 @@ func run() int {
 	jobsAddr := flag.String("jobs-addr", "", "the jobs worker's server address (internal)")
 	jobsQueue := flag.String("jobs-queue", "", "the jobs worker's queue (internal)")
 	candidate := flag.String("election-candidate", "", "run as a candidate process of the election scenario: addr|name|lease|id (internal)")
+	jobsHang := flag.String("jobs-hang", "", "run as the hanging worker process of the jobs-latency scenario, of this library (internal)")
+	jobsLease := flag.Duration("jobs-lease", 0, "the hanging worker's lease (internal)")
 	echo := flag.String("election-echo", "", "run as the pub/sub echo process of the election scenario's floor, of this server (internal)")
 	flag.Parse()
 	if *candidate != "" {
@@ -89,6 +92,11 @@ func run() int {
 	}
 	if *echo != "" {
 		return electionEchoMain(*echo)
+	}
+	if *jobsHang != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return jobHangMain(ctx, *jobsHang, *jobsAddr, *jobsQueue, *jobsLease)
 	}
 	if *jobsWorker != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
