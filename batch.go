@@ -34,8 +34,8 @@ func BatchSkipResults() BatchOption { return func(o *batchOptions) { o.skip = tr
 
 // Batch queues calls on several objects and sends them together with
 // Execute, Redisson's RBatch: one pipeline, so one round trip per node
-// (per master on Redis Cluster, where go-redis splits a pipeline by node),
-// not one per call; with BatchAtomic one MULTI/EXEC. Each queued call
+// (per master on Redis Cluster, each master's calls in their order), not
+// one per call; with BatchAtomic one MULTI/EXEC. Each queued call
 // returns a Future, which holds the call's result once Execute has
 // returned. The calls are those of the objects (GetBatchBucket,
 // Batch.GetAtomicLong, GetBatchMap, GetBatchSet, GetBatchList, GetBatchQueue), with the
@@ -48,7 +48,11 @@ func BatchSkipResults() BatchOption { return func(o *batchOptions) { o.skip = tr
 // before the batch (one SCRIPT LOAD, once), as Redisson does; one flushed
 // from the server since (SCRIPT FLUSH, a restart, a failover) is loaded
 // again when its calls answer NOSCRIPT, and those calls are sent again after
-// the others, so a read queued behind such a write may not see it.
+// the others, so a read queued behind such a write may not see it. On
+// Redis Cluster a call a master refused because its slot is moving (MOVED,
+// ASK, TRYAGAIN) is sent again on its own after that master's other calls
+// (the calls on one key keep their order): a migration sends no call twice,
+// so a List's Add or a Queue's Offer is applied once.
 //
 // A Batch is executed once: Execute again, or a call queued after Execute,
 // is ErrBatchExecuted. A call given bad input (an empty name, a nil value,

@@ -3,8 +3,10 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,4 +169,169 @@ func TestClusterBatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A plain Batch on a Cluster during a slot migration applies each call once.
+// Goroutines execute batches of List.Add and Queue.Offer with unique
+// values on lists and queues of every master, some in the slot moved
+// (ASK, then MOVED), each batch led by an AtomicLong addition in that slot,
+// which that slot's master refuses with TRYAGAIN while the counter is there
+// and its new call marker would not be (go-redis's Cluster pipeline then
+// sent the whole of that master's batch again, adding values twice). Every
+// value a call was told it added is in its list or queue exactly once, no
+// other value is there twice, and the counter counts the additions that
+// succeeded, once each.
+func TestClusterBatchMigrationExactlyOnce(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 0)
+	rdb := cl.Client(t)
+	c := newClient(t, rdb, nil)
+	ctx := testCtx(t, 2*time.Minute)
+	u := uniqueName(t, rdb)
+	mig := "{" + u + ":mig}"
+	var lists, queues []string
+	for i := range 12 {
+		lists = append(lists, u+":l:"+strconv.Itoa(i))
+		queues = append(queues, u+":q:"+strconv.Itoa(i))
+	}
+	for i := range 4 {
+		lists = append(lists, mig+":l:"+strconv.Itoa(i))
+		queues = append(queues, mig+":q:"+strconv.Itoa(i))
+	}
+	counter := mig + ":al"
+	slot := cl.SlotOf(t, mig)
+	from := cl.SlotOwner(t, slot)
+	var to string
+	for _, m := range cl.Masters(t) {
+		if m != from {
+			to = m
+			break
+		}
+	}
+
+	type outcome struct {
+		key string
+		err error
+	}
+	var (
+		stop    atomic.Bool
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		results = map[string]outcome{} // value -> its call's key and error
+		adds    int64                  // counter additions that succeeded
+		addErrs []error
+		batches int
+	)
+	execute := func(g, i int) {
+		b := c.CreateBatch()
+		add := b.GetAtomicLong(counter).AddAndGet(1)
+		type queued struct {
+			key, value string
+			err        func() error
+		}
+		var qs []queued
+		for j := range 24 {
+			v := fmt.Sprintf("%d:%d:%d", g, i, j)
+			if j%2 == 0 {
+				k := lists[(g+i+j)%len(lists)]
+				f := GetBatchList[string](b, k).Add(v)
+				qs = append(qs, queued{k, v, f.Err})
+			} else {
+				k := queues[(g+i+j)%len(queues)]
+				f := GetBatchQueue[string](b, k).Offer(v)
+				qs = append(qs, queued{k, v, f.Err})
+			}
+		}
+		_ = b.Execute(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		batches++
+		if err := add.Err(); err != nil {
+			addErrs = append(addErrs, err)
+		} else {
+			adds++
+		}
+		for _, q := range qs {
+			results[q.value] = outcome{q.key, q.err()}
+		}
+	}
+	execute(4, 0) // creates the keys and loads the scripts
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				execute(g, i)
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	m := cl.BeginSlotMigration(t, slot, to)
+	time.Sleep(700 * time.Millisecond) // the counter on the source: TRYAGAIN
+	m.MoveKeys(t)
+	time.Sleep(500 * time.Millisecond) // every key on the target: ASK
+	m.Finish(t)
+	time.Sleep(500 * time.Millisecond) // MOVED for a stale slot map
+	stop.Store(true)
+	wg.Wait()
+
+	seen := map[string]int{}
+	where := map[string]string{}
+	read := func(k string, vals []string, err error) {
+		if err != nil {
+			t.Fatalf("reading %s: %v", k, err)
+		}
+		for _, v := range vals {
+			seen[v]++
+			where[v] = k
+		}
+	}
+	for _, k := range lists {
+		vals, err := GetList[string](c, k).ReadAll(ctx)
+		read(k, vals, err)
+	}
+	for _, k := range queues {
+		vals, err := GetQueue[string](c, k).ReadAll(ctx)
+		read(k, vals, err)
+	}
+	total, err := c.GetAtomicLong(counter).Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d batches, %d values, %d counter additions (%d refused: %v)", batches, len(results), adds, len(addErrs), firstErr(addErrs))
+	bad := 0
+	for v, n := range seen {
+		if n > 1 && bad < 10 {
+			bad++
+			t.Errorf("value %s is in %s %d times", v, where[v], n)
+		}
+	}
+	for v, o := range results {
+		if bad >= 10 {
+			break
+		}
+		switch {
+		case o.err != nil:
+			bad++
+			t.Errorf("adding %s to %s: %v", v, o.key, o.err)
+		case seen[v] != 1:
+			bad++
+			t.Errorf("value %s: its call succeeded; it is in the store %d times", v, seen[v])
+		case where[v] != o.key:
+			bad++
+			t.Errorf("value %s is in %s; its call was on %s", v, where[v], o.key)
+		}
+	}
+	for _, err := range addErrs {
+		if mayHaveRun(err) {
+			t.Errorf("a counter addition failed in flight (it may have run): %v", err)
+		}
+	}
+	if total != adds {
+		t.Errorf("counter = %d; want %d, one per addition that succeeded", total, adds)
+	}
+}
+
+func firstErr(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[0]
 }

@@ -16,8 +16,8 @@ type call struct {
 	cmd  *redis.Cmd
 }
 
-// runPipelined sends all calls in one pipeline (grouped per node by go-redis
-// on Cluster). Calls that failed with NOSCRIPT have their script loaded on the
+// runPipelined sends all calls in one pipeline (on Cluster one per master,
+// through the master's own client). Calls that failed with NOSCRIPT have their script loaded on the
 // node that answered and are sent once more, again pipelined. Each call's
 // result is left in its cmd field; the error returned is the first transport
 // error, if any. See scripting.Runner.RunPipelined.

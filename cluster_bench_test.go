@@ -77,3 +77,59 @@ func BenchmarkClusterLockUncontended(b *testing.B) {
 	b.Run("parallel32", func(b *testing.B) { run(b, 32, nil) })
 	b.Run("parallel32-noautopipe", func(b *testing.B) { run(b, 32, &Options{DisableAutoPipeline: true}) })
 }
+
+// BenchmarkClusterBatch10000 is BenchmarkBatch10000's batch of 10,000 calls
+// (Bucket sets and gets, Map puts, AtomicLong additions with their call
+// markers) on one client of a 3-master cluster, its 300 keys spread over
+// the masters. Round trips are counted on the node clients: one pipeline
+// per master is 3.
+//
+//	go test -run '^$' -bench ClusterBatch10000 -benchmem -count 5 .
+func BenchmarkClusterBatch10000(b *testing.B) {
+	cl := redistest.StartCluster(b, 3, 0)
+	rdb := cl.Client(b)
+	h := &benchRTHook{}
+	ctx := benchCtx(b)
+	var hooked sync.Map // each node client once
+	add := func(n *redis.Client) {
+		if _, dup := hooked.LoadOrStore(n, true); !dup {
+			n.AddHook(h)
+		}
+	}
+	rdb.OnNewNode(add)
+	if err := rdb.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
+		add(n)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	c := newClient(b, rdb, nil)
+	run := func() error {
+		batch := c.CreateBatch()
+		buckets := make([]*BatchBucket[string], 100)
+		maps := make([]*BatchMap[string, int64], 100)
+		longs := make([]*BatchAtomicLong, 100)
+		for i := range 100 {
+			buckets[i] = GetBatchBucket[string](batch, benchBatchKey("cb", i))
+			maps[i] = GetBatchMap[string, int64](batch, benchBatchKey("cm", i))
+			longs[i] = batch.GetAtomicLong(benchBatchKey("cal", i))
+		}
+		for i := 0; i < benchBatchCalls; i++ {
+			switch i % 4 {
+			case 0:
+				buckets[i%100].Set("value")
+			case 1:
+				buckets[i%100].Get()
+			case 2:
+				maps[i%100].FastPut("k", int64(i))
+			case 3:
+				longs[i%100].AddAndGet(1)
+			}
+		}
+		return batch.Execute(ctx)
+	}
+	if err := run(); err != nil { // dial and load the scripts outside the loop
+		b.Fatal(err)
+	}
+	benchBatchLoop(b, h, run)
+}

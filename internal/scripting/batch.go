@@ -8,8 +8,8 @@ import (
 )
 
 // RunBatch sends calls, script calls and plain commands mixed, as one
-// batch: one round trip per node (go-redis groups a Cluster pipeline per
-// node), unless a script must be loaded first.
+// batch: one round trip per node (on Cluster one pipeline per master,
+// through nodeRouter), unless a script must be loaded first.
 //
 // Not atomic, the calls go out as one pipeline of EVALSHAs and plain
 // commands. The scripts among them that this Runner has not seen yet are

@@ -2,8 +2,6 @@ package scripting
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -19,52 +17,30 @@ import (
 //
 // A call sent alone (on a free lane, or the only one of a batch) goes
 // through the Cluster client, as without the auto-pipeline. A pipeline goes
-// through its master's own client (the Cluster client's node client), not
-// through a Cluster pipeline: go-redis re-sends every command
-// of a node's batch when the first reply is a retryable refusal (TRYAGAIN
-// during a slot migration), including those already answered and those it
-// already queued elsewhere after MOVED or ASK, so that one command can be
-// sent twice at once. Here a node's batch is that node's pipeline, re-sent
-// whole only after a network error, as on a single node (each script
-// recognises its own resend). A call the node refused before running it
-// because its slot is elsewhere (MOVED, ASK) or whose node client was
-// closed (the node left the cluster) is sent again on its own through the
-// Cluster client, which follows the redirection and refreshes its slot map;
-// a TRYAGAIN goes back to the Runner, which retries it.
-//
-// Hooks: a call sent alone is seen by the Cluster client's hooks and its
-// node client's, as without the auto-pipeline; a pipeline only by the node
-// client's (those ClusterClient.OnNewNode adds, as OpenTelemetry's redisotel
-// does), then each call sent again after a redirection by both.
+// through its master's own client, and a call its master refused before
+// running it, or whose node client was closed, is sent again on its own
+// through the Cluster client: the rules of nodeRouter, which routes the
+// calls and sends them again. A TRYAGAIN the Cluster client still meets
+// goes back to the Runner, which retries it.
 type nodePipes struct {
-	cluster *redis.ClusterClient
-	lanes   int
-	pipes   sync.Map // *redis.Client of a master -> *autoPipe
+	route *nodeRouter
+	lanes int
+	pipes sync.Map // *redis.Client of a master -> *autoPipe
 }
 
-func newNodePipes(cluster *redis.ClusterClient, lanes int) *nodePipes {
-	return &nodePipes{cluster: cluster, lanes: lanes}
+func newNodePipes(route *nodeRouter, lanes int) *nodePipes {
+	return &nodePipes{route: route, lanes: lanes}
 }
 
 // process runs cmd as autoPipe.process does, in the pipe of its master.
 func (n *nodePipes) process(ctx context.Context, cmd *redis.Cmd, keyed bool) {
 	p := n.pipeFor(ctx, cmd, keyed)
 	if p == nil {
-		_ = n.cluster.Process(ctx, cmd)
+		_ = n.route.cluster.Process(ctx, cmd)
 		return
 	}
 	p.process(ctx, cmd, keyed)
-	if err := cmd.Err(); err != nil && (isRedirect(err) || errors.Is(err, redis.ErrClosed)) && ctx.Err() == nil {
-		cmd.SetErr(nil)
-		_ = n.cluster.Process(ctx, cmd)
-	}
-}
-
-// isRedirect reports a refusal of a command that did not run because its
-// slot is served elsewhere.
-func isRedirect(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+	n.route.resend(ctx, cmd)
 }
 
 // pipeFor returns the pipe of cmd's master, or nil to send cmd on its own.
@@ -76,13 +52,13 @@ func (n *nodePipes) pipeFor(ctx context.Context, cmd *redis.Cmd, keyed bool) *au
 	if !ok {
 		return nil
 	}
-	node, err := n.cluster.MasterForKey(ctx, key)
-	if err != nil {
+	node := n.route.master(ctx, key)
+	if node == nil {
 		return nil
 	}
 	if p, ok := n.pipes.Load(node); ok {
 		return p.(*autoPipe)
 	}
-	p, _ := n.pipes.LoadOrStore(node, &autoPipe{rdb: node, one: n.cluster, lanes: n.lanes})
+	p, _ := n.pipes.LoadOrStore(node, &autoPipe{rdb: node, one: n.route.cluster, lanes: n.lanes})
 	return p.(*autoPipe)
 }

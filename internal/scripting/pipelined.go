@@ -18,8 +18,8 @@ type Call struct {
 	Cmd    *redis.Cmd
 }
 
-// RunPipelined sends all calls in one pipeline (grouped per node by
-// go-redis on Cluster). Calls that failed with NOSCRIPT have their script
+// RunPipelined sends all calls in one pipeline (on Cluster one per master,
+// the masters' at once, through nodeRouter). Calls that failed with NOSCRIPT have their script
 // loaded on the node that answered and are sent once more, again pipelined.
 // Each call's result is left in its Cmd; the error returned is the first
 // transport error, if any.
@@ -58,14 +58,62 @@ func (r *Runner) RunPipelined(ctx context.Context, calls []Call) error {
 	return err
 }
 
+// pipeline sends calls, scripts as EVALSHA, in one pipeline; on Cluster in
+// one per master (nodeRouter).
 func (r *Runner) pipeline(ctx context.Context, calls []Call) error {
-	return r.send(ctx, r.rdb.Pipeline(), calls, false)
+	if r.route == nil {
+		return r.send(ctx, r.rdb.Pipeline(), calls, false)
+	}
+	// A pipeline never sent builds the commands as go-redis would send them.
+	queue(ctx, r.rdb.Pipeline(), calls, false)
+	cmds := make([]redis.Cmder, len(calls))
+	keys := make([]string, len(calls))
+	for i := range calls {
+		cmds[i], keys[i] = calls[i].Cmd, calls[i].key()
+	}
+	r.trip(ctx, 1)
+	r.route.pipeline(ctx, cmds, keys)
+	for _, c := range cmds {
+		if err := c.Err(); MayHaveRun(err) {
+			return err
+		}
+	}
+	return nil
 }
 
-// send queues calls on pipe, scripts as EVALSHA (with the full source, EVAL,
-// when withSource) and plain commands as they are, and sends them in one
-// round trip.
+// key returns the key that routes cl on Cluster: its script's first key,
+// a plain command's second word; "" for none.
+func (cl *Call) key() string {
+	if cl.Script != nil {
+		if len(cl.Keys) > 0 {
+			return cl.Keys[0]
+		}
+		return ""
+	}
+	if len(cl.Args) > 1 {
+		if k, ok := cl.Args[1].(string); ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// send queues calls on pipe (see queue) and sends them in one round trip.
 func (r *Runner) send(ctx context.Context, pipe redis.Pipeliner, calls []Call, withSource bool) error {
+	queue(ctx, pipe, calls, withSource)
+	r.trip(ctx, 1)
+	_, err := pipe.Exec(ctx)
+	// Exec reports the first failed command; Redis's errors are per call.
+	if err != nil && !MayHaveRun(err) {
+		return nil
+	}
+	return err
+}
+
+// queue queues calls on pipe, scripts as EVALSHA (with the full source,
+// EVAL, when withSource) and plain commands as they are, leaving each
+// call's command in its Cmd.
+func queue(ctx context.Context, pipe redis.Pipeliner, calls []Call, withSource bool) {
 	for i := range calls {
 		cl := &calls[i]
 		switch {
@@ -78,13 +126,6 @@ func (r *Runner) send(ctx context.Context, pipe redis.Pipeliner, calls []Call, w
 			cl.Cmd = pipe.EvalSha(ctx, cl.Script.sha, cl.Keys, cl.Args...)
 		}
 	}
-	r.trip(ctx, 1)
-	_, err := pipe.Exec(ctx)
-	// Exec reports the first failed command; Redis's errors are per call.
-	if err != nil && !MayHaveRun(err) {
-		return nil
-	}
-	return err
 }
 
 // nodeKey names the node that serves key on Cluster, "" elsewhere.

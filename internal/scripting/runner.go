@@ -12,7 +12,10 @@
 // ended is not sent and says so (NotSentError). With Config.Lanes, the
 // calls of goroutines sharing a Runner that queue up are sent as one
 // pipeline (autopipe.go); on a Cluster, one pipeline per master, each
-// master's calls queueing only behind its own (nodepipes.go).
+// master's calls queueing only behind its own (nodepipes.go). On a Cluster
+// every pipeline (the auto-pipeline's, RunPipelined's, a non-atomic
+// RunBatch's) goes through the masters' own clients, never a go-redis
+// Cluster pipeline (noderouter.go).
 //
 // The package knows nothing of the library's objects, errors or Observer:
 // what it needs of them comes through Config.
@@ -62,6 +65,9 @@ type Runner struct {
 	// pipe batches the EVALSHAs of concurrent calls (autopipe.go); nil
 	// without lanes.
 	pipe *autoPipe
+	// route sends the pipelines on a Cluster, through the masters' own
+	// clients (noderouter.go); nil elsewhere.
+	route *nodeRouter
 	// nodes is the auto-pipeline on a Cluster, one pipe per master
 	// (nodepipes.go); nil elsewhere or without lanes.
 	nodes *nodePipes
@@ -78,9 +84,12 @@ type Runner struct {
 // NewRunner returns a Runner working as cfg says. It does no I/O.
 func NewRunner(cfg Config) *Runner {
 	r := &Runner{rdb: cfg.Redis, cluster: cfg.Cluster, countTrips: cfg.CountTrips, reloaded: cfg.Reloaded}
+	if cfg.Cluster != nil {
+		r.route = &nodeRouter{cluster: cfg.Cluster}
+	}
 	switch {
 	case cfg.Lanes > 0 && cfg.Cluster != nil:
-		r.nodes = newNodePipes(cfg.Cluster, cfg.Lanes)
+		r.nodes = newNodePipes(r.route, cfg.Lanes)
 	case cfg.Lanes > 0:
 		r.pipe = newAutoPipe(cfg.Redis, cfg.Lanes)
 	}
