@@ -13,9 +13,13 @@ import (
 // option, the Client's one tracking cache, and the cached reads and
 // writes of Bucket and Map.
 
-// WithClientSideCaching makes a Bucket or a Map serve its reads (Get) from
-// an in-process cache that Redis keeps fresh (see ClientSideCaching and the
-// guarantees below). Other objects ignore it.
+// WithClientSideCaching makes an object serve its plain reads from an
+// in-process cache that Redis keeps fresh (see ClientSideCaching and the
+// guarantees below): Bucket.Get, Map.Get, Map.GetAll and Map.ContainsKey,
+// Buckets.Get, AtomicLong.Get and AtomicDouble.Get. A multi-key read
+// (GetAll, Buckets.Get) serves the values cached and reads the others in
+// one call; each value is as fresh as a single Get's, but together they
+// are not one snapshot. Other objects and reads ignore it.
 //
 // On a Redis Cluster client the cache keeps one tracking connection per
 // master (a master reports the writes of its own keys only), to the
