@@ -35,13 +35,30 @@ const atomicDoubleKind = "atomicdouble"
 type AtomicDouble struct {
 	base
 	callPre string // call marker prefix: redisson_ad_call:{name}:<client uuid>:
+	cached  bool   // WithClientSideCaching
 }
+
+// cachedDouble is an AtomicDouble's value in the client-side cache: a type
+// of its own, so that a cached Bucket of the same name never serves it.
+type cachedDouble float64
 
 // GetAtomicDouble returns the atomic double called name. It does no I/O;
 // an empty name makes every method return ErrEmptyName.
-func (c *Client) GetAtomicDouble(name string) *AtomicDouble {
+// WithClientSideCaching serves Get from a cache Redis keeps fresh (see its
+// guarantees); other options are ignored.
+func (c *Client) GetAtomicDouble(name string, opts ...ObjectOption) *AtomicDouble {
 	callPre := prefixName("redisson_ad_call", name) + ":" + c.id + ":"
-	return &AtomicDouble{base: newBase(c, atomicDoubleKind, name, nil, callPre), callPre: callPre}
+	return &AtomicDouble{base: newBase(c, atomicDoubleKind, name, nil, callPre), callPre: callPre,
+		cached: objectOptionsOf(opts).sideCache}
+}
+
+// write marks a write of the value for the client-side cache, if the
+// atomic double has one; the returned function ends it.
+func (a *AtomicDouble) write() func() {
+	if !a.cached {
+		return func() {}
+	}
+	return cacheWrite(a.c.clientCache(), a.name)
 }
 
 // marker returns a fresh call marker key.
@@ -79,11 +96,34 @@ func (a *AtomicDouble) number(v float64) error {
 // Get returns the value, 0 when the key does not exist. It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
-func (a *AtomicDouble) Get(ctx context.Context) (_ float64, err error) {
+func (a *AtomicDouble) Get(ctx context.Context) (float64, error) {
+	if a.cached && !a.c.observed && a.check() == nil {
+		if v, _, hit := cacheHit[cachedDouble](a.c, a.name, ""); hit {
+			return float64(v), nil // the hit path: no operation record to keep
+		}
+	}
+	return a.get(ctx)
+}
+
+// get is Get through Redis or, with an Observer, the cache.
+func (a *AtomicDouble) get(ctx context.Context) (_ float64, err error) {
 	ctx, rec, err := a.open(ctx, opAtomicDGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
 		return 0, err
+	}
+	if a.cached {
+		if tc := a.c.clientCache(); tc != nil {
+			v, _, err := cachedRead(ctx, &a.base, tc, "", func(reply any) (cachedDouble, bool, error) {
+				s, ok := reply.(string)
+				if !ok {
+					return 0, false, nil // missing: 0
+				}
+				f, err := a.parse(s, nil)
+				return cachedDouble(f), err == nil, err
+			})
+			return float64(v), err
+		}
 	}
 	a.c.trip(ctx, 1)
 	v, err := a.c.rdb.Get(ctx, a.name).Result()
@@ -103,6 +143,7 @@ func (a *AtomicDouble) Set(ctx context.Context, v float64) (err error) {
 	if err != nil {
 		return err
 	}
+	defer a.write()()
 	return a.wrap(a.c.scripts.run(ctx, scriptAtomicDSet, []string{a.name, a.marker()},
 		formatJavaDouble(v), "", a.c.retryWindowArg).Err())
 }
@@ -119,6 +160,7 @@ func (a *AtomicDouble) GetAndSet(ctx context.Context, v float64) (_ float64, err
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v2, err := a.c.scripts.run(ctx, scriptAtomicDSet, []string{a.name, m}, formatJavaDouble(v), "get", a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parseReply(v2, err)
@@ -141,6 +183,7 @@ func (a *AtomicDouble) addAndGet(ctx context.Context, delta float64) (float64, e
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v, err := a.c.scripts.run(ctx, scriptAtomicDAdd, []string{a.name, m}, formatJavaDouble(delta), a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parseReply(v, err)
@@ -191,6 +234,7 @@ func (a *AtomicDouble) CompareAndSet(ctx context.Context, expect, update float64
 		return false, err
 	}
 	m := a.marker()
+	defer a.write()()
 	n, err := a.c.scripts.run(ctx, scriptAtomicDCAS, []string{a.name, m},
 		formatJavaDouble(expect), formatJavaDouble(update), a.c.retryWindowArg).Int64()
 	forgetCallMarker(a.c, m, err)
@@ -206,6 +250,7 @@ func (a *AtomicDouble) GetAndDelete(ctx context.Context) (_ float64, err error) 
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v, err := a.c.scripts.run(ctx, scriptAtomicDGetDel, []string{a.name, m}, a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parseReply(v, err)
@@ -220,6 +265,7 @@ func (a *AtomicDouble) Delete(ctx context.Context) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer a.write()()
 	a.c.trip(ctx, 1)
 	n, err := a.c.rdb.Del(ctx, a.name).Result()
 	return n == 1, a.wrap(err)

@@ -32,13 +32,30 @@ const atomicKind = "atomiclong"
 type AtomicLong struct {
 	base
 	callPre string // call marker prefix: redisson_al_call:{name}:<client uuid>:
+	cached  bool   // WithClientSideCaching
 }
 
+// cachedLong is an AtomicLong's value in the client-side cache: a type of
+// its own, so that a cached Bucket of the same name never serves it.
+type cachedLong int64
+
 // GetAtomicLong returns the atomic long called name. It does no I/O; an
-// empty name makes every method return ErrEmptyName.
-func (c *Client) GetAtomicLong(name string) *AtomicLong {
+// empty name makes every method return ErrEmptyName. WithClientSideCaching
+// serves Get from a cache Redis keeps fresh (see its guarantees); other
+// options are ignored.
+func (c *Client) GetAtomicLong(name string, opts ...ObjectOption) *AtomicLong {
 	callPre := prefixName("redisson_al_call", name) + ":" + c.id + ":"
-	return &AtomicLong{base: newBase(c, atomicKind, name, nil, callPre), callPre: callPre}
+	return &AtomicLong{base: newBase(c, atomicKind, name, nil, callPre), callPre: callPre,
+		cached: objectOptionsOf(opts).sideCache}
+}
+
+// write marks a write of the value for the client-side cache, if the
+// atomic long has one; the returned function ends it.
+func (a *AtomicLong) write() func() {
+	if !a.cached {
+		return func() {}
+	}
+	return cacheWrite(a.c.clientCache(), a.name)
 }
 
 // marker returns a fresh call marker key.
@@ -59,11 +76,37 @@ func (a *AtomicLong) wrap(err error) error {
 // Get returns the value, 0 when the key does not exist. It returns
 // ErrEmptyName, ErrInvalidName, ErrWrongType, ErrClientClosed, or a Redis
 // error.
-func (a *AtomicLong) Get(ctx context.Context) (_ int64, err error) {
+func (a *AtomicLong) Get(ctx context.Context) (int64, error) {
+	if a.cached && !a.c.observed && a.check() == nil {
+		if v, _, hit := cacheHit[cachedLong](a.c, a.name, ""); hit {
+			return int64(v), nil // the hit path: no operation record to keep
+		}
+	}
+	return a.get(ctx)
+}
+
+// get is Get through Redis or, with an Observer, the cache.
+func (a *AtomicLong) get(ctx context.Context) (_ int64, err error) {
 	ctx, rec, err := a.open(ctx, opAtomicGet)
 	defer func() { rec.end(err, OutcomeOK) }()
 	if err != nil {
 		return 0, err
+	}
+	if a.cached {
+		if tc := a.c.clientCache(); tc != nil {
+			v, _, err := cachedRead(ctx, &a.base, tc, "", func(reply any) (cachedLong, bool, error) {
+				if reply == nil {
+					return 0, false, nil
+				}
+				s, _ := reply.(string)
+				n, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					return 0, false, a.wrap(fmt.Errorf("value %q is not an integer", s))
+				}
+				return cachedLong(n), true, nil
+			})
+			return int64(v), err
+		}
 	}
 	return readIntKey(ctx, a.c, atomicKind, a.name)
 }
@@ -77,6 +120,7 @@ func (a *AtomicLong) Set(ctx context.Context, v int64) (err error) {
 	if err != nil {
 		return err
 	}
+	defer a.write()()
 	return a.wrap(a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name, a.marker()}, v, "", a.c.retryWindowArg).Err())
 }
 
@@ -89,6 +133,7 @@ func (a *AtomicLong) GetAndSet(ctx context.Context, v int64) (_ int64, err error
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v2, err := a.c.scripts.run(ctx, scriptAtomicSet, []string{a.name, m}, v, "get", a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parse(v2, err)
@@ -107,6 +152,7 @@ func (a *AtomicLong) addAndGet(ctx context.Context, delta int64) (int64, error) 
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v, err := a.c.scripts.run(ctx, scriptAtomicAdd, []string{a.name, m}, delta, a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parse(v, err)
@@ -154,6 +200,7 @@ func (a *AtomicLong) CompareAndSet(ctx context.Context, expect, update int64) (_
 		return false, err
 	}
 	m := a.marker()
+	defer a.write()()
 	n, err := a.c.scripts.run(ctx, scriptAtomicCAS, []string{a.name, m},
 		strconv.FormatInt(expect, 10), update, a.c.retryWindowArg).Int64()
 	forgetCallMarker(a.c, m, err)
@@ -169,6 +216,7 @@ func (a *AtomicLong) GetAndDelete(ctx context.Context) (_ int64, err error) {
 		return 0, err
 	}
 	m := a.marker()
+	defer a.write()()
 	v, err := a.c.scripts.run(ctx, scriptAtomicGetDel, []string{a.name, m}, a.c.retryWindowArg).Result()
 	forgetCallMarker(a.c, m, err)
 	return a.parse(v, err)
@@ -183,6 +231,7 @@ func (a *AtomicLong) Delete(ctx context.Context) (_ bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	defer a.write()()
 	a.c.trip(ctx, 1)
 	n, err := a.c.rdb.Del(ctx, a.name).Result()
 	return n == 1, a.wrap(err)

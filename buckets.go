@@ -29,13 +29,29 @@ type Buckets[T any] struct {
 	c      *Client
 	codec  Codec
 	object string // as codec errors name it
+	cached bool   // WithClientSideCaching
 }
 
 // GetBuckets returns the many-bucket view of the client, holding values of
 // type T. It does no I/O. opts may give it its own codec (WithCodec); a nil
-// option or a nil codec keeps the client's default.
+// option or a nil codec keeps the client's default; WithClientSideCaching
+// serves Get from a cache Redis keeps fresh, sharing its entries with the
+// cached Buckets of type T (see its guarantees).
 func GetBuckets[T any](c *Client, opts ...ObjectOption) *Buckets[T] {
-	return &Buckets[T]{c: c, codec: c.objectCodec(opts), object: bucketsKind}
+	return &Buckets[T]{c: c, codec: c.objectCodec(opts), object: bucketsKind, cached: objectOptionsOf(opts).sideCache}
+}
+
+// write marks a write of names for the client-side cache, if the buckets
+// have one; the returned function ends it.
+func (b *Buckets[T]) write(names [][]string) func() {
+	if !b.cached {
+		return func() {}
+	}
+	var all []string
+	for _, g := range names {
+		all = append(all, g...)
+	}
+	return cacheWriteKeys(b.c.clientCache(), all)
 }
 
 // Codec returns the codec the buckets encode their values with.
@@ -56,6 +72,11 @@ func (b *Buckets[T]) check(names []string) error {
 // which MGET answers as missing). It returns ErrCodec when a stored value
 // does not decode into T; ErrEmptyName for an empty name, ErrClientClosed,
 // or a Redis error. No names is an empty map and no I/O.
+//
+// With WithClientSideCaching, the names cached are served from memory and
+// the others read with one call (one per slot group on Cluster, pipelined)
+// and cached, each value as a cached Bucket's Get serves it; the values
+// are then not one snapshot of the keys, as MGET's are on one node.
 func (b *Buckets[T]) Get(ctx context.Context, names ...string) (_ map[string]T, err error) {
 	ctx, rec := b.c.begin(ctx, bucketsKind, "", opBucketsGet)
 	defer func() { rec.end(err, OutcomeOK) }()
@@ -65,6 +86,14 @@ func (b *Buckets[T]) Get(ctx context.Context, names ...string) (_ map[string]T, 
 	out := make(map[string]T, len(names))
 	if len(names) == 0 {
 		return out, nil
+	}
+	if b.cached {
+		if tc := b.c.clientCache(); tc != nil {
+			if err := cachedKeys(ctx, b, tc, names, out); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
 	}
 	groups := b.groups(names)
 	cmds := make([]*redis.SliceCmd, len(groups))
@@ -108,6 +137,7 @@ func (b *Buckets[T]) Set(ctx context.Context, values map[string]T) (err error) {
 	if err != nil || len(groups) == 0 {
 		return err
 	}
+	defer b.write(groups)()
 	cmds := make([]*redis.StatusCmd, len(args))
 	err = b.send(ctx, len(groups), func(p redis.Cmdable) {
 		for i, a := range args {
@@ -138,6 +168,7 @@ func (b *Buckets[T]) TrySet(ctx context.Context, values map[string]T) (_ bool, e
 		return false, objectErrorf(bucketsKind, "", "%w: %q and %q (name the buckets with one {hash tag})",
 			ErrCrossSlot, groups[0][0], groups[1][0])
 	}
+	defer b.write(groups)()
 	b.c.trip(ctx, 1)
 	ok, err := b.c.rdb.MSetNX(ctx, args[0]...).Result()
 	return ok, objectErr(bucketsKind, "", err)

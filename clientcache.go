@@ -13,9 +13,13 @@ import (
 // option, the Client's one tracking cache, and the cached reads and
 // writes of Bucket and Map.
 
-// WithClientSideCaching makes a Bucket or a Map serve its reads (Get) from
-// an in-process cache that Redis keeps fresh (see ClientSideCaching and the
-// guarantees below). Other objects ignore it.
+// WithClientSideCaching makes an object serve its plain reads from an
+// in-process cache that Redis keeps fresh (see ClientSideCaching and the
+// guarantees below): Bucket.Get, Map.Get, Map.GetAll and Map.ContainsKey,
+// Buckets.Get, AtomicLong.Get and AtomicDouble.Get. A multi-key read
+// (GetAll, Buckets.Get) serves the values cached and reads the others in
+// one call; each value is as fresh as a single Get's, but together they
+// are not one snapshot. Other objects and reads ignore it.
 //
 // On a Redis Cluster client the cache keeps one tracking connection per
 // master (a master reports the writes of its own keys only), to the
@@ -136,6 +140,12 @@ func cacheHit[T any](c *Client, key, field string) (v T, ok, hit bool) {
 // value and absence are cached when nothing invalidated the key meanwhile,
 // until the key's expiry in Redis at the latest.
 func cachedGet[T any](ctx context.Context, o *base, tc *tracking.Cache, field string) (T, bool, error) {
+	return cachedRead(ctx, o, tc, field, func(reply any) (T, bool, error) { return decodeReply[T](o, reply, nil) })
+}
+
+// cachedRead is cachedGet with the reply (a bulk string or nil) decoded by
+// decode; a value decode refuses is not cached.
+func cachedRead[T any](ctx context.Context, o *base, tc *tracking.Cache, field string, decode func(reply any) (T, bool, error)) (T, bool, error) {
 	if v, hit := tc.Get(o.name, field); hit {
 		if e, ok := v.(*cacheEntry[T]); ok {
 			return e.v, e.ok, nil
@@ -158,17 +168,23 @@ func cachedGet[T any](ctx context.Context, o *base, tc *tracking.Cache, field st
 		return zero, false, o.wrap(err)
 	}
 	pttl, _ := reply[1].(int64)
-	v, present, err := decodeReply[T](o, reply[0], nil)
+	v, present, err := decode(reply[0])
 	if err != nil {
 		load.Store(nil, false)
 		return zero, false, err
 	}
-	var until time.Time
-	if pttl > 0 {
-		until = start.Add(time.Duration(pttl) * time.Millisecond)
-	}
-	load.StoreUntil(&cacheEntry[T]{v: v, ok: present}, true, until)
+	load.StoreUntil(&cacheEntry[T]{v: v, ok: present}, true, expiresAt(start, pttl))
 	return v, present, nil
+}
+
+// expiresAt is when a value read at start from a key with pttl
+// milliseconds to live (<= 0: none, or missing) stops being served; zero:
+// no bound but the cache's TTL.
+func expiresAt(start time.Time, pttl int64) time.Time {
+	if pttl <= 0 {
+		return time.Time{}
+	}
+	return start.Add(time.Duration(pttl) * time.Millisecond)
 }
 
 // cacheWrite marks a write of o's key through the cache tc (nil: none)
@@ -181,4 +197,19 @@ func cacheWrite(tc *tracking.Cache, key string) func() {
 	}
 	tc.WriteBegin(key)
 	return func() { tc.WriteEnd(key) }
+}
+
+// cacheWriteKeys is cacheWrite for a write of several keys (Buckets.Set).
+func cacheWriteKeys(tc *tracking.Cache, keys []string) func() {
+	if tc == nil {
+		return func() {}
+	}
+	for _, k := range keys {
+		tc.WriteBegin(k)
+	}
+	return func() {
+		for _, k := range keys {
+			tc.WriteEnd(k)
+		}
+	}
 }

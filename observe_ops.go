@@ -104,6 +104,7 @@ const (
 	opAdderReset = "adder.reset" // LongAdder, DoubleAdder: Reset
 
 	opMapGet         = "map.get"
+	opMapGetAll      = "map.get_all"
 	opMapPut         = "map.put"
 	opMapPutIfAbsent = "map.put_if_absent"
 	opMapRemove      = "map.remove"

@@ -436,7 +436,7 @@ func init() {
 		opBucketCompareAndSet, opBucketTTL, opBucketDelete,
 		opAtomicGet, opAtomicSet, opAtomicGetAndSet, opAtomicAddAndGet, opAtomicGetAndAdd, opAtomicCompareAndSet,
 		opAtomicGetAndDelete, opAtomicDelete,
-		opMapGet, opMapPut, opMapPutIfAbsent, opMapRemove, opMapFastPut, opMapFastRemove, opMapContainsKey, opMapSize,
+		opMapGet, opMapGetAll, opMapPut, opMapPutIfAbsent, opMapRemove, opMapFastPut, opMapFastRemove, opMapContainsKey, opMapSize,
 		opMapReadAll, opMapDelete, opMapAddAndGet, opMapScan,
 		opBloomTryInit, opBloomAdd, opBloomContains, opBloomConfig, opBloomCount, opBloomDelete,
 		opIDTryInit, opIDNext, opIDDelete, opTopicPublish, opTopicSubscribe,

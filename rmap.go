@@ -33,8 +33,8 @@ type Map[K comparable, V any] struct {
 // GetMap returns the map called name, from keys of type K to values of type
 // V. It does no I/O. opts may give the map its own codec (WithCodec); a nil
 // option or a nil codec keeps the client's default; WithClientSideCaching
-// serves Get from a cache Redis keeps fresh (see its guarantees; any write
-// of the hash drops all its cached entries). An empty name makes every
+// serves Get, GetAll and ContainsKey from a cache Redis keeps fresh (see
+// its guarantees; any write of the hash drops all its cached entries). An empty name makes every
 // method return ErrEmptyName.
 //
 // Methods cannot have type parameters in Go, so this factory is a function
@@ -219,7 +219,10 @@ func (m *Map[K, V]) FastRemove(ctx context.Context, keys ...K) (_ int64, err err
 	return n, m.wrap(err)
 }
 
-// ContainsKey reports whether key is present. It returns the errors of Get.
+// ContainsKey reports whether key is present. It returns the errors of Get
+// but a stored value that does not decode (present all the same). With
+// WithClientSideCaching it shares Get's cached entries: a hit answers from
+// memory, a miss reads (and caches) the value as Get does.
 func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) {
 	ctx, rec, err := m.open(ctx, opMapContainsKey)
 	defer func() { rec.end(err, OutcomeOK) }()
@@ -229,6 +232,15 @@ func (m *Map[K, V]) ContainsKey(ctx context.Context, key K) (_ bool, err error) 
 	k, err := m.encodeKey(key)
 	if err != nil {
 		return false, err
+	}
+	if m.cached {
+		if tc := m.c.clientCache(); tc != nil {
+			_, ok, err := cachedGet[V](ctx, &m.base, tc, string(k))
+			if errors.Is(err, ErrCodec) {
+				return true, nil // only a stored value fails to decode; it is not cached
+			}
+			return ok, err
+		}
 	}
 	m.c.trip(ctx, 1)
 	ok, err := m.c.rdb.HExists(ctx, m.name, string(k)).Result()

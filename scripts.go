@@ -114,8 +114,11 @@ var (
 	scriptBucketSet    = mustScript("bucket_set")
 	scriptBucketCAS    = mustScript("bucket_compare_and_set")
 
-	// The reads of objects cached with WithClientSideCaching (csc.go).
-	scriptCachedGet = mustScript("cached_get")
+	// The reads of objects cached with WithClientSideCaching (clientcache.go,
+	// clientcache_multi.go).
+	scriptCachedGet       = mustScript("cached_get")
+	scriptCachedGetFields = mustScript("cached_get_fields")
+	scriptCachedGetKeys   = mustScript("cached_get_keys")
 
 	// AtomicDouble (atomicdouble.go): Redisson's RAtomicDouble, with the
 	// call markers of AtomicLong.
