@@ -195,7 +195,7 @@ func TestReadThroughOneLoadAcrossProcesses(t *testing.T) {
 			t.Logf("%s: reads started over %v; the load began %v after the first; after the load's end the reads returned p50 %v, p99 %v, max %v",
 				kind, time.Duration(last-first), time.Duration(loadStart-first),
 				wake[len(wake)/2], wake[len(wake)*99/100], wake[len(wake)-1])
-			if p99 > rtLoadTime+5*time.Second {
+			if kind != "floor" && p99 > rtLoadTime+5*time.Second { // the floor measures the machine only
 				t.Fatalf("p99 %v: waiters did not return near the loader's time %v", p99, rtLoadTime)
 			}
 		})
