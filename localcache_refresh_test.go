@@ -117,8 +117,8 @@ func TestRefreshAfterYieldsToWrites(t *testing.T) {
 	}
 }
 
-// TestRefreshAfterOptions: RefreshAfter negative, or on a MapCache, is
-// ErrInvalidOption.
+// TestRefreshAfterOptions: RefreshAfter negative, or on a MapCache without
+// a TTL above it, is ErrInvalidOption.
 func TestRefreshAfterOptions(t *testing.T) {
 	rdb := sharedRedis(t)
 	ctx := testCtx(t, time.Minute)
@@ -130,8 +130,10 @@ func TestRefreshAfterOptions(t *testing.T) {
 	if _, _, err := lc.Get(ctx, "k"); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("LocalCachedMap with RefreshAfter -1: %v, want ErrInvalidOption", err)
 	}
-	mc := GetMapCache[string, string](c, name, WithReadThrough(ReadThrough[string, string]{Load: load, RefreshAfter: time.Second}))
-	if _, _, err := mc.Get(ctx, "k"); !errors.Is(err, ErrInvalidOption) {
-		t.Fatalf("MapCache with RefreshAfter: %v, want ErrInvalidOption", err)
+	for _, ttl := range []time.Duration{0, time.Second, 500 * time.Millisecond} {
+		mc := GetMapCache[string, string](c, name, WithReadThrough(ReadThrough[string, string]{Load: load, TTL: ttl, RefreshAfter: time.Second}))
+		if _, _, err := mc.Get(ctx, "k"); !errors.Is(err, ErrInvalidOption) {
+			t.Fatalf("MapCache with RefreshAfter 1s, TTL %v: %v, want ErrInvalidOption", ttl, err)
+		}
 	}
 }

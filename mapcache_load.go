@@ -6,7 +6,8 @@ import (
 
 // MapCache's read-through (WithReadThrough): Get loads a missing key once
 // across every instance, storing the loaded value with ReadThrough's TTL
-// and MaxIdle.
+// and MaxIdle; with RefreshAfter it reads the entry's time to live too
+// (mapcache_refresh.go).
 
 // mapCacheLoad is a MapCache's loader, shared by the client's handles of
 // the name (its counts are the loader's own).
@@ -45,6 +46,9 @@ func (mc *MapCache[K, V]) get(ctx context.Context, key K, k []byte) (V, bool, er
 	// The callers of one key in this process share one read and, if
 	// absent, one load.
 	first := true
+	if rt.opts.RefreshAfter > 0 {
+		read = func(ctx context.Context) (V, bool, error) { return mc.readFresh(ctx, key, k) }
+	}
 	return rt.get(ctx, missed[K, V]{key: key, k: k, h: keyHash(k),
 		read: func(ctx context.Context) (V, bool, error) {
 			v, ok, err := read(ctx)

@@ -48,17 +48,25 @@ type ReadThrough[K comparable, V any] struct {
 	// TTL and MaxIdle are the expiry of loaded entries of a MapCache (as
 	// PutWithTTL's; 0: none). A LocalCachedMap with them set is an error.
 	TTL, MaxIdle time.Duration
-	// RefreshAfter, LocalCachedMap only, makes Get stale-while-revalidate:
-	// a read served from the local cache by an entry cached at least this
-	// long ago returns it at once, and the key is reloaded in the
-	// background by one instance of the deployment at a time (the one that
-	// takes the key's load lease; the others keep serving their copy). The
-	// reloaded value replaces the map's only if the key was not written
-	// since the refresh read it, and reaches every instance as any write
-	// does. A failed reload keeps the old value and holds the lease for
-	// LoadTimeout, so a failing source is asked once per LoadTimeout per
-	// key; ErrKeyNotFound removes the key. 0 (the default): no refresh.
-	// A MapCache with it set is an error.
+	// RefreshAfter makes Get stale-while-revalidate: a read that finds an
+	// entry due for refresh returns it at once, and the key is reloaded in
+	// the background by one instance of the deployment at a time (the one
+	// that takes the key's load lease; the others keep serving the entry).
+	// On a LocalCachedMap an entry is due when it was cached in the local
+	// cache at least RefreshAfter ago. On a MapCache RefreshAfter needs a
+	// TTL above it, and an entry is due when its remaining time to live in
+	// Redis (which every instance reads, and a Java RMapCache writes too)
+	// is at most TTL - RefreshAfter: for an entry stored with TTL, as the
+	// loader's are, that is an age of RefreshAfter or more; an entry
+	// without a TTL is never refreshed, one stored with a shorter TTL
+	// sooner. The reloaded value replaces the entry only if the key was not
+	// written since the refresh read it (a MapCache's with a fresh TTL and
+	// MaxIdle), and reaches every instance as any write does. A failed
+	// reload keeps the old value (served until it expires, if it does) and
+	// holds the lease for LoadTimeout, so a failing source is asked once
+	// per LoadTimeout per key. ErrKeyNotFound removes the key of a
+	// LocalCachedMap; a MapCache's entry is left to expire. 0 (the
+	// default): no refresh.
 	RefreshAfter time.Duration
 }
 
@@ -100,9 +108,9 @@ func readThroughOf[K comparable, V any](c *Client, kind, name, hash, expiry stri
 		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.TTL", rt.TTL, "at least 0"))
 	case expiry == "" && (rt.TTL != 0 || rt.MaxIdle != 0):
 		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.TTL", rt.TTL, "0 on a LocalCachedMap"))
-	case rt.RefreshAfter < 0 || expiry != "" && rt.RefreshAfter != 0:
+	case rt.RefreshAfter < 0 || expiry != "" && rt.RefreshAfter != 0 && (rt.TTL == 0 || rt.RefreshAfter >= rt.TTL):
 		return nil, objectErr(kind, name, invalidOption(ErrInvalidOption, "ReadThrough.RefreshAfter", rt.RefreshAfter,
-			"at least 0 on a LocalCachedMap, 0 on a MapCache"))
+			"at least 0; on a MapCache 0, or below a TTL that is set"))
 	}
 	if rt.LoadTimeout == 0 {
 		rt.LoadTimeout = defaultLoadTimeout
@@ -141,6 +149,8 @@ type readThrough[K comparable, V any] struct {
 	flights    map[[16]byte]*loadFlight[V]
 	waiters    map[[16]byte]chan struct{} // closed by the key's message, a loss or a confirmation
 	subscribed bool                       // the channel's subscription is confirmed and not lost since
+
+	refresh refreshes[K] // a MapCache's keys being refreshed (RefreshAfter)
 }
 
 // loadFlight is the resolution of one key in this process, shared by its

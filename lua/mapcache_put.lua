@@ -5,21 +5,24 @@
 -- KEYS     as prelude_mapcache says (map, timeout, idle, last access, options,
 --          created, updated, removed, expired)
 -- ARGV[1]  publish command
--- ARGV[2]  'put' (store whatever is there) or 'absent' (store only when no
---          live entry is there)
+-- ARGV[2]  'put' (store whatever is there), 'absent' (store only when no
+--          live entry is there) or 'same' (store only when the live entry is
+--          ARGV[7], byte for byte: a read-through refresh's write)
 -- ARGV[3]  encoded key
 -- ARGV[4]  the entry: header (max idle, length) and encoded value
 -- ARGV[5]  TTL in ms, 0 = none
 -- ARGV[6]  max idle in ms, 0 = none
+-- ARGV[7]  with 'same': the entry that must be there
 --
 -- Returns {stored, previous}: stored is 1 when the entry was written, and
 -- previous the live entry that was there (false when none). An entry found
 -- expired is deleted first (published as expired) and counts as absent. With
 -- 'absent' and a live entry, nothing is written but the access (idle
--- deadline, LRU/LFU). Publishes created, or updated with the old value, when
+-- deadline, LRU/LFU); with 'same' and another (or no) live entry, nothing is
+-- written. Publishes created, or updated with the old value, when
 -- listeners are registered; with a max size, evicts the least used entries
 -- beyond it (published as removed). Reads come first: a key of the wrong type
 -- fails the script before anything is written.
 --
 -- prelude: mapcache
-return mcPut(ARGV[3], ARGV[2], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]))
+return mcPut(ARGV[3], ARGV[2], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7])

@@ -48,7 +48,7 @@
 --                           deadline, and its LRU time or LFU count
 --   mcTrim(key, s, now)     with a max size, evicts least used entries (not
 --                           key) until the map fits, publishing removed
---   mcPut(key, mode, entry, ttl, idle)  mapcache_put's write (see there):
+--   mcPut(key, mode, entry, ttl, idle[, expect])  mapcache_put's write (see there):
 --                           returns {stored, previous live entry or false}
 --   mcRemove(key)           mapcache_remove's (see there): returns the
 --                           removed live entry or false
@@ -182,7 +182,7 @@ local function mcTrim(key, s, now)
     end
 end
 
-local function mcPut(key, mode, entry, ttl, idle)
+local function mcPut(key, mode, entry, ttl, idle, expect)
     local now = mcNow()
     local s = mcState(key)
     if mcDead(s, now) then
@@ -194,6 +194,9 @@ local function mcPut(key, mode, entry, ttl, idle)
     local old = s.entry
     if mode == 'absent' and old then
         mcTouch(key, s, now)
+        return {0, old}
+    end
+    if mode == 'same' and old ~= expect then
         return {0, old}
     end
     if ttl > 0 then
