@@ -201,31 +201,75 @@ func TestReliableQueueCrashHistory(t *testing.T) {
 }
 
 // TestReliableQueueClusterCrashHistory is the crash test on a queue of 6
-// partitions over a 3-master Cluster, the partitions on every master:
-// workers killed with SIGKILL and their connections killed on every
-// master; the same history checks.
+// partitions over a 3-master Cluster (appendonly, appendfsync always), the
+// partitions on every master: workers killed with SIGKILL, their
+// connections killed on every master, and one master, picked at random,
+// crashed and restarted on its port with its files (its AOF and
+// nodes.conf: it rejoins with its node id and slots) while producers and
+// workers run; the cluster must be back to cluster_state:ok, the
+// partitions on that master must have come back from its AOF, and the
+// same history checks hold.
 func TestReliableQueueClusterCrashHistory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test: separate processes, a minute")
 	}
-	cl := redistest.StartCluster(t, 3, 0)
+	cl := redistest.StartClusterWith(t, 3, 0, []string{"--appendonly", "yes", "--appendfsync", "always"})
 	rdb := cl.Client(t)
 	ctx := testCtx(t, time.Minute)
 	const parts = 6
-	masters := map[string]bool{}
+	masters := map[string][]string{} // master address -> its partitions
 	for _, name := range GetReliableQueue[string](newClient(t, rdb, nil), rqCrashQueue, WithPartitions(parts)).PartitionNames() {
 		node, err := rdb.MasterForKey(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		masters[node.Options().Addr] = true
+		masters[node.Options().Addr] = append(masters[node.Options().Addr], name)
 	}
 	if len(masters) != 3 {
 		t.Fatalf("the %d partitions are on %d masters, want 3", parts, len(masters))
 	}
+	var candidates []*redistest.Server
+	for _, s := range cl.Servers() {
+		if masters[s.Addr()] != nil {
+			candidates = append(candidates, s)
+		}
+	}
+	victim := candidates[rand.IntN(len(candidates))]
+	crash := func() {
+		vctx := testCtx(t, time.Minute)
+		node := redis.NewClient(&redis.Options{Addr: victim.Addr()})
+		defer node.Close()
+		streams := masters[victim.Addr()]
+		exist := func() (n int64, err error) { // one by one: they are in different slots
+			for _, k := range streams {
+				e, err := node.Exists(vctx, k).Result()
+				if err != nil {
+					return n, err
+				}
+				n += e
+			}
+			return n, nil
+		}
+		before, err := exist()
+		if err != nil || before == 0 {
+			t.Fatalf("before the crash, master %s holds %d of its partitions %v: %v", victim.Addr(), before, streams, err)
+		}
+		pid := victim.Pid()
+		victim.CrashRestart(t)
+		if victim.Pid() == pid {
+			t.Fatalf("master %s not restarted (pid %d)", victim.Addr(), pid)
+		}
+		cl.WaitHealthy(t, 2*time.Minute) // cluster_state:ok on every node, all slots
+		after, err := exist()
+		if err != nil || after < before {
+			t.Fatalf("after its restart, master %s holds %d of its partitions %v (%d before): %v", victim.Addr(), after, streams, before, err)
+		}
+		t.Logf("master %s (partitions %v) crashed and restarted; cluster_state:ok again", victim.Addr(), streams)
+	}
 	runRQCrash(t, rqCrashSetup{
 		topology: "cluster of 3 masters, 6 partitions", addr: strings.Join(cl.Addrs(), ","), rdb: rdb, parts: parts,
-		faults: "SIGKILL of worker processes + CLIENT KILL on every master",
+		faults: "SIGKILL of worker processes + CLIENT KILL on every master + crash restart of one master (appendonly, appendfsync always)",
+		crash:  crash,
 		killConns: func(ctx context.Context) int {
 			n := 0
 			var mu sync.Mutex
