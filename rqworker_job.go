@@ -107,16 +107,12 @@ func (w *rqWorker[T]) handle() {
 func (w *rqWorker[T]) run(j *Job[T]) {
 	rctx, rec := w.q.begin(w.base, opRQRun)
 	ctx, cancel := context.WithCancelCause(rctx)
-	finished := make(chan struct{})
-	go func() {
-		select {
-		case <-j.hold.done:
-			cancel(w.leaseCause(j))
-		case <-finished:
-		}
-	}()
+	// The hold's end cancels the handler's context from the goroutine that
+	// ends it (no goroutine of its own per job); after the handler returned
+	// that cancel changes nothing the settle reads, as the hold's end is
+	// checked there again.
+	j.hold.whenEnded(func(error) { cancel(w.leaseCause(j)) })
 	err := w.call(ctx, j)
-	close(finished)
 	cause := context.Cause(ctx)
 	cancel(nil)
 	rec.end(err, OutcomeOK)

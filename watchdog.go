@@ -6,12 +6,14 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // watchdog keeps watchdog leases alive: one goroutine per client renews every
 // registered hold each third of the watchdog timeout, in batched script calls
 // (at most batch locks each, grouped by renewal script and hash slot) sent in
-// one pipeline. It knows no lock kind: each hold carries its renewal spec
+// one pipeline (several, one after the other, past maxPassPipeline calls). It knows no lock kind: each hold carries its renewal spec
 // (hold.go), which names the scripts and the hold in events. A hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
 // not been confirmed by its lease deadline (measured from before the last
 // successful renewal was sent, less lossMargin), even while a renewal is
@@ -223,11 +225,36 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 		// expireOverdue does not wait for the pass.
 		defer cancel()
 		p.sent = time.Now()
-		_ = w.scripts.runPipelined(ctx, p.calls)
+		w.send(ctx, p.calls)
 		p.took = time.Since(p.sent)
 		out <- p
 	}()
 	return out, cancel
+}
+
+// maxPassPipeline bounds the calls of one renewal pipeline (100,000 holds
+// at the default batch of 100): a pass over more holds sends several, one
+// after the other. One pipeline for a million holds is some 70 MB to write,
+// which a loaded machine did not finish within go-redis's write timeout
+// (3 s): the whole pass failed, period after period, until the leases ran out.
+const maxPassPipeline = 1000
+
+// send runs a pass's calls, at most maxPassPipeline per pipeline; the
+// calls of a pipeline not sent because ctx ended get ctx's error. The
+// renewed holds' deadlines count from before the first pipeline was sent,
+// so a later pipeline's renewals only make them more conservative.
+func (w *watchdog) send(ctx context.Context, calls []*call) {
+	for i := 0; i < len(calls); i += maxPassPipeline {
+		part := calls[i:min(i+maxPassPipeline, len(calls))]
+		if err := ctx.Err(); err != nil {
+			for _, cl := range part {
+				cl.cmd = redis.NewCmd(ctx)
+				cl.cmd.SetErr(err)
+			}
+			continue
+		}
+		_ = w.scripts.runPipelined(ctx, part)
+	}
 }
 
 // abandon cancels the pass in flight, if any, and waits for it for at most

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,5 +130,58 @@ func TestCloseBoundedWhileRenewalPassStuck(t *testing.T) {
 	}
 	if err := l.Err(); !errors.Is(err, ErrClientClosed) {
 		t.Errorf("Err after Close = %v; want ErrClientClosed", err)
+	}
+}
+
+// pipeHook records the longest pipeline a client sent.
+type pipeHook struct{ longest atomic.Int64 }
+
+func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for n := h.longest.Load(); int64(len(cmds)) > n && !h.longest.CompareAndSwap(n, int64(len(cmds))); n = h.longest.Load() {
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A renewal pass of more than maxPassPipeline calls goes out in several
+// pipelines of at most that many (one pipeline of a million leases did not
+// finish its write within go-redis's write timeout), and still renews
+// every lease.
+func TestWatchdogLongPassSplitsPipelines(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	h := &pipeHook{}
+	rdb.AddHook(h)
+	c := newClient(t, rdb, &Options{WatchdogTimeout: 3 * time.Second, WatchdogBatchSize: 1})
+	ctx := testCtx(t, 2*time.Minute)
+	n := 2*maxPassPipeline + 100 // three pipelines per pass
+	held := make([]*Lock, n)
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := g; i < n; i += 16 {
+				held[i] = c.GetLock(fmt.Sprintf("long-pass:%d", i))
+				if ok, err := held[i].TryLock(ctx, 0, 0); err != nil || !ok {
+					t.Errorf("TryLock %d: %v %v", i, ok, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	time.Sleep(4 * time.Second) // over a lease: renewed passes, not the first lease, keep them
+	if got := h.longest.Load(); got != maxPassPipeline {
+		t.Fatalf("longest pipeline %d calls, want %d (a pass of %d calls split)", got, maxPassPipeline, n)
+	}
+	for _, l := range held {
+		if err := l.Err(); err != nil {
+			t.Fatalf("%s lost: %v", l.Name(), err)
+		}
 	}
 }

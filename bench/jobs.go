@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,22 +109,36 @@ var jobLibs = []jobLib{
 // runJobs is the scenario: one table per producer count and worker
 // process count.
 func runJobs(ctx context.Context, s *suite) error {
-	jobs, producers, workers := 20000, []int{1, 32}, []int{1, 4}
+	jobs, shapes := 20000, [][2]int{{1, 1}, {1, 4}, {32, 1}, {32, 4}}
 	if s.short {
-		jobs, producers, workers = 1000, []int{1}, []int{1}
+		jobs, shapes = 1000, [][2]int{{1, 1}}
 	}
-	for _, np := range producers {
-		for _, nw := range workers {
+	if s.jobsShapes != "" {
+		shapes = nil
+		for _, f := range strings.Split(s.jobsShapes, ",") {
+			var np, nw int
+			if _, err := fmt.Sscanf(strings.TrimSpace(f), "%dx%d", &np, &nw); err != nil || np < 1 || nw < 1 {
+				return fmt.Errorf("bad -jobs-shapes %q (want e.g. 1x4,32x1)", s.jobsShapes)
+			}
+			shapes = append(shapes, [2]int{np, nw})
+		}
+	}
+	for _, sh := range shapes {
+		np, nw := sh[0], sh[1]
+		{
 			t := &table{
 				title: fmt.Sprintf("%d no-op jobs, %d producer goroutine(s), %d worker process(es) of concurrency %d", jobs, np, nw, jobConcurrency),
 				note: "From the first enqueue until the workers (separate processes) have finished every job. Redis " +
 					"commands per job by INFO commandstats (commands inside scripts included, the workers' idle polling " +
-					"too); Redis CPU from INFO cpu.",
+					"too); Redis CPU from INFO cpu. Producer CPU: the producers' process's getrusage delta; worker CPU: the sum of the " +
+					"worker processes' own getrusage deltas over the run (each reports it with its count), both per job.",
 				primary: "rate", higher: true, ratios: true,
 				cols: []col{
 					{key: "rate", head: "jobs/s (min-max)", format: "%.0f", spread: true},
 					{key: "cmds", head: "Redis cmds/job", format: "%.1f"},
 					{key: "cpu", head: "Redis CPU µs/job", format: "%.1f"},
+					{key: "pcpu", head: "producer CPU µs/job", format: "%.1f"},
+					{key: "wcpu", head: "worker CPU µs/job", format: "%.1f"},
 				},
 			}
 			rows := make([]*row, len(jobLibs))
@@ -154,7 +170,7 @@ func jobRun(ctx context.Context, l jobLib, jobs, producers, workers int) (map[st
 	rdb := srv.client()
 	defer rdb.Close()
 	const queue = "bench-jobs"
-	var finished atomic.Int64
+	var finished, workerCPU atomic.Int64
 	wctx, stopWorkers := context.WithCancel(ctx)
 	var procs sync.WaitGroup
 	defer func() {
@@ -163,7 +179,7 @@ func jobRun(ctx context.Context, l jobLib, jobs, producers, workers int) (map[st
 	}()
 	perr := make(chan error, workers)
 	for range workers {
-		if err := startJobWorker(wctx, l.name, srv.addr, queue, &finished, &procs, perr); err != nil {
+		if err := startJobWorker(wctx, l.name, srv.addr, queue, &finished, &workerCPU, &procs, perr); err != nil {
 			return nil, err
 		}
 	}
@@ -177,6 +193,7 @@ func jobRun(ctx context.Context, l jobLib, jobs, producers, workers int) (map[st
 		return nil, err
 	}
 	payload := make([]byte, jobPayload)
+	wcpu0, pcpu0 := workerCPU.Load(), processCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, producers)
@@ -216,6 +233,9 @@ func jobRun(ctx context.Context, l jobLib, jobs, producers, workers int) (map[st
 		}
 	}
 	elapsed := time.Since(start)
+	pcpu := processCPU() - pcpu0
+	time.Sleep(20 * time.Millisecond) // the workers' last reports (they print at most every millisecond)
+	wcpu := time.Duration(workerCPU.Load() - wcpu0)
 	cmds1, err := serverCommands(ctx, rdb)
 	if err != nil {
 		return nil, err
@@ -229,12 +249,15 @@ func jobRun(ctx context.Context, l jobLib, jobs, producers, workers int) (map[st
 		"rate": n / elapsed.Seconds(),
 		"cmds": float64(cmds1-cmds0) / n,
 		"cpu":  float64((cpu1 - cpu0).Microseconds()) / n,
+		"pcpu": float64(pcpu.Microseconds()) / n,
+		"wcpu": float64(wcpu.Microseconds()) / n,
 	}, nil
 }
 
 // startJobWorker starts one worker process and returns once it is ready;
-// its running count of finished jobs adds to finished.
-func startJobWorker(ctx context.Context, lib, addr, queue string, finished *atomic.Int64, procs *sync.WaitGroup, perr chan<- error) error {
+// its running count of finished jobs adds to finished, its CPU time (ns)
+// to cpu.
+func startJobWorker(ctx context.Context, lib, addr, queue string, finished, cpu *atomic.Int64, procs *sync.WaitGroup, perr chan<- error) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -259,10 +282,17 @@ func startJobWorker(ctx context.Context, lib, addr, queue string, finished *atom
 	procs.Add(1)
 	go func() {
 		defer procs.Done()
-		var last int64
+		var last, lastCPU int64
 		for lines.Scan() {
-			n, err := strconv.ParseInt(lines.Text(), 10, 64)
-			if err == nil {
+			f := strings.Fields(lines.Text())
+			if len(f) != 2 {
+				continue
+			}
+			n, err1 := strconv.ParseInt(f[0], 10, 64)
+			c, err2 := strconv.ParseInt(f[1], 10, 64)
+			if err1 == nil && err2 == nil {
+				cpu.Add(c - lastCPU)
+				lastCPU = c
 				finished.Add(n - last)
 				last = n
 			}
@@ -275,8 +305,10 @@ func startJobWorker(ctx context.Context, lib, addr, queue string, finished *atom
 }
 
 // jobWorkerMain is the worker process (-jobs-worker): it prints "ready",
-// then its count of finished jobs whenever it changed (every millisecond
-// at most), until SIGINT.
+// then its count of finished jobs and its CPU time in nanoseconds whenever
+// the count changed (every millisecond at most) or 50 ms passed, until
+// SIGINT. With BENCH_JOBS_CPUPROFILE set to a directory it writes a CPU
+// profile there, worker-<lib>-<pid>.pprof.
 func jobWorkerMain(ctx context.Context, lib, addr, queue string) int {
 	var l *jobLib
 	for i := range jobLibs {
@@ -288,6 +320,19 @@ func jobWorkerMain(ctx context.Context, lib, addr, queue string) int {
 		fmt.Fprintf(os.Stderr, "bench: -jobs-worker: unknown library %q\n", lib)
 		return 2
 	}
+	if dir := os.Getenv("BENCH_JOBS_CPUPROFILE"); dir != "" {
+		name := strings.NewReplacer("/", "-", " ", "-").Replace(lib)
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%s-%d.pprof", name, os.Getpid())))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: job worker: cpu profile:", err)
+			return 1
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	var done atomic.Int64
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(out, "ready")
@@ -298,13 +343,14 @@ func jobWorkerMain(ctx context.Context, lib, addr, queue string) int {
 	go func() {
 		defer printer.Done()
 		var last int64 = -1
+		lastAt := time.Now()
 		for {
-			if n := done.Load(); n != last {
-				fmt.Fprintln(out, n)
+			if n := done.Load(); n != last || time.Since(lastAt) >= 50*time.Millisecond {
+				fmt.Fprintln(out, n, processCPU().Nanoseconds())
 				if out.Flush() != nil {
 					return
 				}
-				last = n
+				last, lastAt = n, time.Now()
 			}
 			select {
 			case <-stop:

@@ -35,6 +35,9 @@ type suite struct {
 	warmup    time.Duration
 	wdLeases  string        // -watchdog-leases
 	wdTimeout time.Duration // -watchdog-timeout
+	// jobsShapes are the jobs scenario's producer x worker-process
+	// counts (-jobs-shapes), e.g. "1x4,32x1".
+	jobsShapes string
 	// goroutines are the goroutine counts of the uncontended scenario,
 	// one table each (-goroutines).
 	goroutines []int
@@ -76,6 +79,7 @@ func run() int {
 	only := flag.String("only", "", "comma-separated scenarios to run: "+names())
 	flag.StringVar(&s.wdLeases, "watchdog-leases", "", "comma-separated lease counts of the watchdog scenario (default 1000,10000,100000; 1000 with -short)")
 	flag.DurationVar(&s.wdTimeout, "watchdog-timeout", 0, "WatchdogTimeout of the watchdog scenario for every lease count (default 3s up to 10,000 leases, 9s above)")
+	flag.StringVar(&s.jobsShapes, "jobs-shapes", "", "comma-separated producers x worker processes of the jobs scenario, e.g. 1x4,32x1 (default 1x1,1x4,32x1,32x4)")
 	goroutines := flag.String("goroutines", "1,32", "comma-separated goroutine counts of the uncontended scenario, one table each")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	outPath := flag.String("out", "", "also write the report, with a header describing the machine, to this file")

@@ -59,7 +59,7 @@ func runWatchdog(ctx context.Context, s *suite) error {
 		note: "Holds taken with `TryLock(ctx, 0, 0)` (lease 0: the watchdog keeps them) by 32 goroutines; one renewal period is a third " +
 			"of WatchdogTimeout (in the settings column); rounds are consecutive windows over the same holds. " +
 			"Longest pass: the longest renewal pipeline seen by a go-redis hook. " +
-			"Client CPU is this process's getrusage delta (the suite's own goroutines are idle meanwhile); Redis CPU from INFO cpu. " +
+			"Client heap+stacks: in use after a GC at the end of the round (the holds included). Client CPU is this process's getrusage delta (the suite's own goroutines are idle meanwhile); Redis CPU from INFO cpu. " +
 			"The peers have no watchdog: keeping n leases alive with redislock's Refresh or redsync's Extend costs n round trips per period by construction.",
 		cols: []col{
 			{key: "rt", head: "round trips/period (min-max)", format: "%.1f", spread: true},
@@ -69,6 +69,8 @@ func runWatchdog(ctx context.Context, s *suite) error {
 			{key: "scpu", head: "Redis CPU ms/period", format: "%.1f"},
 			{key: "pass", head: "longest pass ms (min-max)", format: "%.0f", spread: true},
 			{key: "take", head: "time to take the holds s", format: "%.2f"},
+			{key: "heap", head: "client heap+stacks MB", format: "%.0f"},
+			{key: "rmem", head: "Redis used_memory MB", format: "%.0f"},
 			{key: "lost", head: "holds lost", format: "%.0f"},
 		},
 	}
@@ -157,6 +159,15 @@ func (s *suite) watchdogOn(ctx context.Context, rdb redis.UniversalClient, h *rt
 				lost++
 			}
 		}
+		heap := liveBytes() // after the round's counters: the GC's CPU is not counted
+		var redisMem float64
+		for _, a := range admins {
+			m, err := usedMemory(ctx, a)
+			if err != nil {
+				return append(out, result{err: err})
+			}
+			redisMem += m
+		}
 		var err error
 		if lost > 0 {
 			err = fmt.Errorf("%d of %d watchdog holds lost: %w", lost, n, locks[0].Err())
@@ -169,6 +180,8 @@ func (s *suite) watchdogOn(ctx context.Context, rdb redis.UniversalClient, h *rt
 			"scpu": float64(after.scpu-before.scpu) / float64(time.Millisecond) / p,
 			"take": take,
 			"pass": float64(hooks[0].maxPipe.Load()) / float64(time.Millisecond),
+			"heap": heap / (1 << 20),
+			"rmem": redisMem / (1 << 20),
 			"lost": float64(lost),
 		}})
 	}
