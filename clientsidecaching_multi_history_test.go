@@ -1,5 +1,3 @@
-//go:build cschistory
-
 package redisson
 
 import (
@@ -18,6 +16,9 @@ import (
 // live in ranges of their own.
 func counterValue(v string) int64 {
 	kind, n, _ := strings.Cut(v, "-")
+	if v == "own-init" {
+		return 1_000_000
+	}
 	i, _ := strconv.ParseInt(n, 10, 64)
 	switch kind {
 	case "raw":
@@ -25,7 +26,7 @@ func counterValue(v string) int64 {
 	case "cli":
 		return 3_000_000 + i
 	}
-	return 1_000_000 + i // own, own-init (0)
+	return 1_000_001 + i // own; own-init is 1,000,000
 }
 
 func counterString(n int64) string {
@@ -37,7 +38,7 @@ func counterString(n int64) string {
 	case n == 1_000_000:
 		return "own-init"
 	}
-	return "own-" + strconv.FormatInt(n-1_000_000, 10)
+	return "own-" + strconv.FormatInt(n-1_000_001, 10)
 }
 
 // The history check of TestClientSideCachingHistory for the multi-key and

@@ -28,6 +28,7 @@ type Job[T any] struct {
 	id    string  // ID within its partition (rq:id)
 	part  *rqPart // its partition
 	entry string  // stream entry id of this delivery
+	dlv   int     // the entry's delivery count in this delivery (XPENDING's)
 	prior int     // deliveries before this entry was added (rq:att)
 	enqMs int64
 	hold  *hold // the delivery's lease

@@ -21,13 +21,21 @@ func TestRefreshAfter(t *testing.T) {
 	var mu sync.Mutex
 	source := "v1"
 	var loads atomic.Int64
+	var starts []time.Time // when each load started
+	var ended time.Time    // when the first refresh's load returned
 	rt := WithReadThrough(ReadThrough[string, string]{RefreshAfter: 100 * time.Millisecond,
 		Load: func(ctx context.Context, key string) (string, error) {
+			mu.Lock()
+			starts = append(starts, time.Now())
+			mu.Unlock()
 			if loads.Add(1) > 1 {
 				time.Sleep(300 * time.Millisecond) // the lease is held while the others read
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if loads.Load() > 1 && ended.IsZero() {
+				ended = time.Now()
+			}
 			return source, nil
 		}})
 	var lcs []*LocalCachedMap[string, string]
@@ -60,15 +68,26 @@ func TestRefreshAfter(t *testing.T) {
 	for _, lc := range lcs {
 		waitFor(t, "refresh", func() bool { v, _, _ := lc.Get(ctx, "k"); return v == "v2" })
 	}
-	if n := loads.Load(); n != 2 {
-		t.Fatalf("loader called %d times, want 2 (the first load, one refresh across 3 instances)", n)
+	// The refreshed value is due again RefreshAfter after the refresh's
+	// load returned: a slow machine may reach that while the instances
+	// read, so only the loads that started before then count.
+	mu.Lock()
+	early := 0
+	for _, at := range starts {
+		if at.Before(ended.Add(100 * time.Millisecond)) {
+			early++
+		}
+	}
+	mu.Unlock()
+	if early != 2 {
+		t.Fatalf("loader called %d times before the refreshed value could be due, want 2 (the first load, one refresh across 3 instances)", early)
 	}
 	var refreshes uint64
 	for _, lc := range lcs {
 		refreshes += lc.CacheStats().Refreshes
 	}
-	if refreshes != 1 {
-		t.Fatalf("Refreshes = %d over the instances, want 1", refreshes)
+	if n := loads.Load(); refreshes < 1 || refreshes > uint64(n-1) {
+		t.Fatalf("Refreshes = %d over the instances, want 1 to %d (one per refresh)", refreshes, n-1)
 	}
 }
 

@@ -350,8 +350,12 @@ func runRQCrash(t *testing.T, s rqCrashSetup) {
 		t.Fatal(err)
 	}
 	r := checkRQHistory(t, enq, hist("workers"), dead, killed)
-	t.Logf("SUMMARY fault=%s; topology=%s, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; violations=0",
-		s.faults, s.topology, lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts)
+	verdict := "violations=0"
+	if t.Failed() {
+		verdict = "VIOLATIONS: see the errors above"
+	}
+	t.Logf("SUMMARY fault=%s; topology=%s, 3 producer + 3 worker processes (Concurrency 8, lease %v); jobs=%d in %v; acked=%d (%d of them with the ack record lost to a SIGKILL), dead=%d (%d poison); handler runs=%d, redeliveries=%d (%d after a lost lease, %d retries after errors); settles refused for a lost lease=%d; faults: %d kills, %d CLIENT KILLs, %d Redis restarts; %s",
+		s.faults, s.topology, lease, len(enq), produced.Round(time.Second), r.acked, r.unlogged, len(dead), r.poison, r.runs, r.runs-len(enq), r.leaseRedeliveries, r.retries, r.refused, kills, clientKills, restarts, verdict)
 }
 
 // killWorkerConns kills the connections of every worker process and

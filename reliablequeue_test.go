@@ -421,6 +421,54 @@ func TestReliableQueueStaleWorkerCannotAck(t *testing.T) {
 	}
 }
 
+// A late call of an earlier delivery cannot settle or renew a job the same
+// worker has since taken over again (its lease ended, its fetch claimed it
+// back: the same consumer, a higher delivery count): found by the 1,000,000
+// job Cluster soak, where a go-redis resend of delivery 1's ack ran after
+// delivery 2 had started, and both acks were accepted.
+func TestReliableQueueLateAckOfEarlierDeliveryRefused(t *testing.T) {
+	f := newRQFixture(t, time.Second)
+	ctx := testCtx(t, time.Minute)
+	if err := f.c.scripts.run(ctx, scriptRQInit, []string{f.q.name, f.q.parts[0].dead}, rqGroup).Err(); err != nil {
+		t.Fatal(err)
+	}
+	id, _, _ := f.q.Enqueue(ctx, "twice")
+	f.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: rqGroup, Consumer: "A", Streams: []string{"jobs", ">"}, Count: 1})
+	f.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: "jobs", Group: rqGroup, Consumer: "A", Messages: []string{id}}) // delivery 2, to A again
+	keys := []string{f.q.name, f.q.parts[0].delayed, f.q.parts[0].bodies, f.q.parts[0].dead}
+	settle := func(how string, delivery int) int64 {
+		n, err := f.c.scripts.run(ctx, scriptRQSettle, keys, rqGroup, "A", id, how, id, 1, 0, "e", 1, "", delivery).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	renew := func(delivery int) int64 {
+		r, err := f.c.scripts.run(ctx, scriptRQRenew, []string{f.q.name}, 1000, rqGroup, "A", id, delivery).Int64Slice()
+		if err != nil || len(r) != 1 {
+			t.Fatalf("renew = %v, %v", r, err)
+		}
+		return r[0]
+	}
+	if n := renew(1); n != 0 {
+		t.Fatalf("renewal of delivery 1 = %d, want 0 (lease lost)", n)
+	}
+	for _, how := range []string{"ack", "retry", "dead"} {
+		if n := settle(how, 1); n != 0 {
+			t.Fatalf("delivery 1's %s = %d, want 0 (lease lost)", how, n)
+		}
+	}
+	if st := mustStats(t, f.q); st.InFlight != 1 || st.Delayed != 0 || st.Dead != 0 {
+		t.Fatalf("stats %+v after delivery 1's calls, want the job in flight only", st)
+	}
+	if n := renew(2); n != 1 {
+		t.Fatalf("renewal of delivery 2 = %d, want 1", n)
+	}
+	if n := settle("ack", 2); n != 1 {
+		t.Fatalf("delivery 2's ack = %d, want 1", n)
+	}
+}
+
 // Graceful shutdown: jobs received but not started go back at once; a
 // running handler has ShutdownTimeout, then its ctx ends with
 // ErrWorkerStopped and its job goes back, not counted as an attempt.

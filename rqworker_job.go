@@ -33,7 +33,7 @@ var rqSettled func(jobID, how string, attempt int, sent, done bool)
 // to the dead letters at once. sent is when the call that received it was
 // sent: the lease runs from then.
 func (w *rqWorker[T]) receive(p *rqPart, id string, deliveries int, fields []any, sent time.Time) bool {
-	j := &Job[T]{ID: id, entry: id, part: p}
+	j := &Job[T]{ID: id, entry: id, dlv: deliveries, part: p}
 	var payload string
 	hasPayload := false
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -72,7 +72,7 @@ func (w *rqWorker[T]) receive(p *rqPart, id string, deliveries int, fields []any
 	} else if j.Value, bad = decodeValue[T](w.q.codec, w.q.object, []byte(payload)); bad == nil {
 		h := newHold(p.stream, w.consumer+" "+id, "", w.q.c.slot(p.stream))
 		h.renewal = w.spec
-		h.renewArgs = []any{rqGroup, w.consumer, id}
+		h.renewArgs = []any{rqGroup, w.consumer, id, deliveries}
 		if !w.q.c.watchdog.add(h, deadline) {
 			return false // the client closed: the lease ends on its own
 		}
@@ -199,7 +199,7 @@ func (w *rqWorker[T]) settleCall(ctx context.Context, j *Job[T], how string, del
 	}
 	w.q.c.trip(ctx, 1)
 	n, err := w.q.c.scripts.run(ctx, scriptRQSettle, j.part.keys, rqGroup, w.consumer, j.entry, how,
-		j.id, j.Attempt, ceilMs(delay), text, j.enqMs, first).Int64()
+		j.id, j.Attempt, ceilMs(delay), text, j.enqMs, first, j.dlv).Int64()
 	done := err == nil && (n == 1 || n == 2 && time.Now().Before(deadline))
 	if rqSettled != nil {
 		rqSettled(j.ID, how, j.Attempt, true, done)

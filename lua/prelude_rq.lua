@@ -8,18 +8,23 @@
 -- wrote it again (a retry, a delayed job, a requeued dead letter), plain
 -- metadata fields whose names start with "rq:" (docs/keys.md).
 --
--- lease_state(stream, group, consumer, id) tells whether the entry id is
--- pending for consumer: 1 yes; 0 pending for another consumer, or not
--- pending while the entry still exists (acked by another); 2 neither
--- pending nor in the stream: settled already (the first run of a call
--- go-redis resent) or deleted.
-local function lease_state(stream, group, consumer, id)
+-- lease_state(stream, group, consumer, id, deliveries) tells whether the
+-- entry id is pending for consumer in the delivery a worker holds (its
+-- delivery count is deliveries; nil or '': any): 1 yes; 0 pending for
+-- another consumer or in a later delivery (the lease ended and the entry
+-- was taken over, by this consumer too), or not pending while the entry
+-- still exists (acked by another); 2 neither pending nor in the stream:
+-- settled already (the first run of a call go-redis resent) or deleted.
+local function lease_state(stream, group, consumer, id, deliveries)
   local p = redis.call('xpending', stream, group, id, id, 1)
   if #p == 1 then
-    if p[1][2] == consumer then
-      return 1
+    if p[1][2] ~= consumer then
+      return 0
     end
-    return 0
+    if deliveries and deliveries ~= '' and tonumber(p[1][4]) ~= tonumber(deliveries) then
+      return 0
+    end
+    return 1
   end
   if #redis.call('xrange', stream, id, id) == 0 then
     return 2

@@ -6,14 +6,16 @@
 --
 -- KEYS[i]  queue of job i: stream
 -- ARGV[1]  the lease in ms (unused: a job's lease is its idle time)
--- ARGV[2+3(i-1)..]  job i: consumer group, consumer, entry id
+-- ARGV[2+4(i-1)..]  job i: consumer group, consumer, entry id, its delivery
+--                    count in the delivery held (a later delivery of the
+--                    entry to the same consumer is not renewed for it)
 --
 -- Returns one integer per job: 1 renewed, 0 the lease is lost (the job is
--- pending for another consumer, or settled).
+-- pending for another consumer or in a later delivery, or settled).
 local out = {}
 for i = 1, #KEYS do
-  local g, c, id = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
-  if lease_state(KEYS[i], g, c, id) == 1 then
+  local g, c, id, n = ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i], ARGV[4 * i + 1]
+  if lease_state(KEYS[i], g, c, id, n) == 1 then
     redis.call('xclaim', KEYS[i], g, c, 0, id, 'justid')
     out[i] = 1
   else

@@ -18,12 +18,15 @@
 -- ARGV[8]  (retry, dead) the error, kept in rq:err ("" keeps the last)
 -- ARGV[9]  (retry, dead) enqueue time, server ms
 -- ARGV[10] (retry, dead) first delivery time, server ms ("" unknown)
+-- ARGV[11] the entry's delivery count in the delivery being settled (""
+--          or absent: any); a late call of an earlier delivery, which the
+--          same worker has since taken over again, is refused
 --
 -- Returns 1 when done; 0 when the entry is pending for another consumer
--- or was settled by another (the lease was lost: nothing changes); 2 when
+-- or in a later delivery, or was settled by another (the lease was lost: nothing changes); 2 when
 -- it is neither pending nor in the stream (this call's first run settled
 -- it, and go-redis resent it; or it was deleted).
-local state = lease_state(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+local state = lease_state(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[11])
 if state ~= 1 then
   return state
 end
