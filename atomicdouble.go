@@ -54,12 +54,7 @@ func (c *Client) GetAtomicDouble(name string, opts ...ObjectOption) *AtomicDoubl
 
 // write marks a write of the value for the client-side cache, if the
 // atomic double has one; the returned function ends it.
-func (a *AtomicDouble) write() func() {
-	if !a.cached {
-		return func() {}
-	}
-	return cacheWrite(a.c.clientCache(), a.name)
-}
+func (a *AtomicDouble) write() func() { return cacheWrite(a.c.cacheFor(a.cached), a.name) }
 
 // marker returns a fresh call marker key.
 func (a *AtomicDouble) marker() string { return a.callPre + a.c.newRequest() }

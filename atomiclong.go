@@ -51,12 +51,7 @@ func (c *Client) GetAtomicLong(name string, opts ...ObjectOption) *AtomicLong {
 
 // write marks a write of the value for the client-side cache, if the
 // atomic long has one; the returned function ends it.
-func (a *AtomicLong) write() func() {
-	if !a.cached {
-		return func() {}
-	}
-	return cacheWrite(a.c.clientCache(), a.name)
-}
+func (a *AtomicLong) write() func() { return cacheWrite(a.c.cacheFor(a.cached), a.name) }
 
 // marker returns a fresh call marker key.
 func (a *AtomicLong) marker() string { return a.callPre + a.c.newRequest() }

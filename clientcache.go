@@ -199,6 +199,15 @@ func cacheWrite(tc *tracking.Cache, key string) func() {
 	return func() { tc.WriteEnd(key) }
 }
 
+// cacheFor returns the client-side cache for an object that asked for one
+// (on: WithClientSideCaching), else nil.
+func (c *Client) cacheFor(on bool) *tracking.Cache {
+	if !on {
+		return nil
+	}
+	return c.clientCache()
+}
+
 // cacheWriteKeys is cacheWrite for a write of several keys (Buckets.Set).
 func cacheWriteKeys(tc *tracking.Cache, keys []string) func() {
 	if tc == nil {

@@ -19,6 +19,32 @@ type refreshes[K comparable] struct {
 	keys map[K]struct{}
 }
 
+// start runs refresh(ctx) for key on loop, unless a refresh of key runs
+// in this process already; key counts as refreshing until refresh returns.
+func (r *refreshes[K]) start(loop *lazyLoop, key K, refresh func(ctx context.Context)) {
+	r.mu.Lock()
+	if _, busy := r.keys[key]; busy {
+		r.mu.Unlock()
+		return
+	}
+	if r.keys == nil {
+		r.keys = map[K]struct{}{}
+	}
+	r.keys[key] = struct{}{}
+	r.mu.Unlock()
+	done := func() {
+		r.mu.Lock()
+		delete(r.keys, key)
+		r.mu.Unlock()
+	}
+	if !loop.spawn(func(ctx context.Context) {
+		defer done()
+		refresh(ctx)
+	}) {
+		done()
+	}
+}
+
 // bornOf returns when key's entry was cached (unix ns), if it is.
 func (n *near[K, V]) bornOf(key K) (int64, bool) {
 	e, ok := n.cache.get(key)
@@ -35,28 +61,7 @@ func (lc *LocalCachedMap[K, V]) maybeRefresh(n *near[K, V], key K) {
 	if !ok || time.Now().UnixNano()-born < int64(lc.rt.opts.RefreshAfter) {
 		return
 	}
-	r := &lc.refresh
-	r.mu.Lock()
-	if _, busy := r.keys[key]; busy {
-		r.mu.Unlock()
-		return
-	}
-	if r.keys == nil {
-		r.keys = map[K]struct{}{}
-	}
-	r.keys[key] = struct{}{}
-	r.mu.Unlock()
-	done := func() {
-		r.mu.Lock()
-		delete(r.keys, key)
-		r.mu.Unlock()
-	}
-	if !lc.m.c.handles.spawn(func(ctx context.Context) {
-		defer done()
-		lc.revalidate(ctx, n, key)
-	}) {
-		done()
-	}
+	lc.refresh.start(lc.m.c.handles, key, func(ctx context.Context) { lc.revalidate(ctx, n, key) })
 }
 
 // revalidate is one refresh: take the key's lease (or leave it to the
@@ -64,42 +69,13 @@ func (lc *LocalCachedMap[K, V]) maybeRefresh(n *near[K, V], key K) {
 // value only if it is still the one read. It ends with the Client (ctx)
 // or after LoadTimeout.
 func (lc *LocalCachedMap[K, V]) revalidate(ctx context.Context, n *near[K, V], key K) {
-	rt := lc.rt
-	ctx, cancel := context.WithTimeout(ctx, rt.opts.LoadTimeout)
-	defer cancel()
-	k, err := lc.m.encodeKey(key)
-	if err != nil {
-		return
-	}
-	h := keyHash(k)
-	lease, marker := rt.keysOf(h)
-	token := lc.m.c.ID() + ":" + lc.m.c.newRequest()
-	rdb := lc.m.c.rdb
-	if took, err := rdb.SetNX(ctx, lease, token, rt.opts.LoadTimeout).Result(); err != nil || !took {
-		return // another instance refreshes or loads it
-	}
-	before, err := rdb.HGet(ctx, lc.m.name, string(k)).Result()
-	if err != nil { // absent now (a miss will load it) or Redis failed
-		rt.finish(ctx, lease, marker, token, h, false)
-		return
-	}
-	octx, rec := lc.m.c.begin(ctx, localCacheKind, lc.m.name, opCacheLoad)
-	r := rt.call(octx, key)
-	notFound := errors.Is(r.err, ErrKeyNotFound)
-	lc.stats.loads.Add(1)
-	lc.stats.refreshes.Add(1)
-	if r.err != nil && !notFound {
-		lc.stats.loadErrors.Add(1)
-		rec.end(r.err, OutcomeOK)
-		return // the lease stays until LoadTimeout: a failing source is asked once per LoadTimeout
-	}
-	if notFound {
-		_, err = lc.fastRemove(ctx, []K{key})
-	} else {
-		err = lc.replace(ctx, n, key, k, h, before, r.v)
-	}
-	rec.end(err, OutcomeOK)
-	rt.finish(ctx, lease, marker, token, h, false)
+	lc.rt.revalidate(ctx, lc.m, localCacheKind, lc.m.name, key, func(ctx context.Context, k []byte, h [16]byte, before string, v V, notFound bool) error {
+		if notFound {
+			_, err := lc.fastRemove(ctx, []K{key})
+			return err
+		}
+		return lc.replace(ctx, n, key, k, h, before, v)
+	})
 }
 
 // replace stores v at key if its value is still before, telling the

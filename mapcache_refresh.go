@@ -48,28 +48,7 @@ func (mc *MapCache[K, V]) readFresh(ctx context.Context, key K, k []byte) (V, bo
 // maybeRefresh starts the background refresh of key unless one runs in
 // this process.
 func (mc *MapCache[K, V]) maybeRefresh(key K) {
-	r := &mc.load.rt.refresh
-	r.mu.Lock()
-	if _, busy := r.keys[key]; busy {
-		r.mu.Unlock()
-		return
-	}
-	if r.keys == nil {
-		r.keys = map[K]struct{}{}
-	}
-	r.keys[key] = struct{}{}
-	r.mu.Unlock()
-	done := func() {
-		r.mu.Lock()
-		delete(r.keys, key)
-		r.mu.Unlock()
-	}
-	if !mc.m.c.handles.spawn(func(ctx context.Context) {
-		defer done()
-		mc.revalidate(ctx, key)
-	}) {
-		done()
-	}
+	mc.load.rt.refresh.start(mc.m.c.handles, key, func(ctx context.Context) { mc.revalidate(ctx, key) })
 }
 
 // revalidate is one refresh: take the key's lease (or leave it to the
@@ -77,40 +56,12 @@ func (mc *MapCache[K, V]) maybeRefresh(key K) {
 // entry only if it is still the one read. It ends with the Client (ctx) or
 // after LoadTimeout.
 func (mc *MapCache[K, V]) revalidate(ctx context.Context, key K) {
-	rt := mc.load.rt
-	ctx, cancel := context.WithTimeout(ctx, rt.opts.LoadTimeout)
-	defer cancel()
-	k, err := mc.m.encodeKey(key)
-	if err != nil {
-		return
-	}
-	h := keyHash(k)
-	lease, marker := rt.keysOf(h)
-	token := mc.m.c.ID() + ":" + mc.m.c.newRequest()
-	rdb := mc.m.c.rdb
-	if took, err := rdb.SetNX(ctx, lease, token, rt.opts.LoadTimeout).Result(); err != nil || !took {
-		return // another instance refreshes or loads it
-	}
-	before, err := rdb.HGet(ctx, mc.keys[0], string(k)).Result()
-	if err != nil { // absent now (a miss will load it) or Redis failed
-		rt.finish(ctx, lease, marker, token, h, false)
-		return
-	}
-	octx, rec := mc.m.c.begin(ctx, mapCacheKind, mc.m.name, opCacheLoad)
-	r := rt.call(octx, key)
-	notFound := errors.Is(r.err, ErrKeyNotFound)
-	rt.stats.loads.Add(1)
-	rt.stats.refreshes.Add(1)
-	if r.err != nil && !notFound {
-		rt.stats.loadErrors.Add(1)
-		rec.end(r.err, OutcomeOK)
-		return // the lease stays until LoadTimeout: a failing source is asked once per LoadTimeout
-	}
-	if !notFound { // not found: the entry is left to expire
-		err = mc.replace(ctx, k, before, r.v)
-	}
-	rec.end(err, OutcomeOK)
-	rt.finish(ctx, lease, marker, token, h, false)
+	mc.load.rt.revalidate(ctx, mc.m, mapCacheKind, mc.keys[0], key, func(ctx context.Context, k []byte, _ [16]byte, before string, v V, notFound bool) error {
+		if notFound { // not found: the entry is left to expire
+			return nil
+		}
+		return mc.replace(ctx, k, before, v)
+	})
 }
 
 // replace stores v at k, with the loader's TTL and MaxIdle, if the live

@@ -281,3 +281,43 @@ func (rt *readThrough[K, V]) keysOf(h [16]byte) (lease, marker string) {
 	x := hex.EncodeToString(h[:])
 	return suffixName(rt.name, "load:"+x), suffixName(rt.name, "notfound:"+x)
 }
+
+// revalidate is one refresh of key, an entry of m whose hash is hash: take
+// the key's load lease (or leave it to the instance holding it), read the
+// present value, load, and hand both to apply, which replaces the value
+// only if it is still the one read (notFound: the loader said
+// ErrKeyNotFound). It ends with ctx (the Client's) or after LoadTimeout;
+// a failed load keeps the lease until LoadTimeout, so that a failing
+// source is asked once per LoadTimeout.
+func (rt *readThrough[K, V]) revalidate(ctx context.Context, m *Map[K, V], kind, hash string, key K,
+	apply func(ctx context.Context, k []byte, h [16]byte, before string, v V, notFound bool) error) {
+	ctx, cancel := context.WithTimeout(ctx, rt.opts.LoadTimeout)
+	defer cancel()
+	k, err := m.encodeKey(key)
+	if err != nil {
+		return
+	}
+	h := keyHash(k)
+	lease, marker := rt.keysOf(h)
+	token := m.c.ID() + ":" + m.c.newRequest()
+	if took, err := m.c.rdb.SetNX(ctx, lease, token, rt.opts.LoadTimeout).Result(); err != nil || !took {
+		return // another instance refreshes or loads it
+	}
+	before, err := m.c.rdb.HGet(ctx, hash, string(k)).Result()
+	if err != nil { // absent now (a miss will load it) or Redis failed
+		rt.finish(ctx, lease, marker, token, h, false)
+		return
+	}
+	octx, rec := m.c.begin(ctx, kind, m.name, opCacheLoad)
+	r := rt.call(octx, key)
+	notFound := errors.Is(r.err, ErrKeyNotFound)
+	rt.stats.loads.Add(1)
+	rt.stats.refreshes.Add(1)
+	if r.err != nil && !notFound {
+		rt.stats.loadErrors.Add(1)
+		rec.end(r.err, OutcomeOK)
+		return
+	}
+	rec.end(apply(ctx, k, h, before, r.v, notFound), OutcomeOK)
+	rt.finish(ctx, lease, marker, token, h, false)
+}
