@@ -127,6 +127,12 @@ func cacheHit[T any](c *Client, key, field string) (v T, ok, hit bool) {
 	if tc == nil {
 		return v, false, false
 	}
+	return cached[T](tc, key, field)
+}
+
+// cached returns tc's value of key's field, when tc holds one of type T
+// (hit): ok false for a cached absence.
+func cached[T any](tc *tracking.Cache, key, field string) (v T, ok, hit bool) {
 	if x, hit := tc.Get(key, field); hit {
 		if e, ok := x.(*cacheEntry[T]); ok {
 			return e.v, e.ok, true
@@ -146,10 +152,8 @@ func cachedGet[T any](ctx context.Context, o *base, tc *tracking.Cache, field st
 // cachedRead is cachedGet with the reply (a bulk string or nil) decoded by
 // decode; a value decode refuses is not cached.
 func cachedRead[T any](ctx context.Context, o *base, tc *tracking.Cache, field string, decode func(reply any) (T, bool, error)) (T, bool, error) {
-	if v, hit := tc.Get(o.name, field); hit {
-		if e, ok := v.(*cacheEntry[T]); ok {
-			return e.v, e.ok, nil
-		}
+	if v, ok, hit := cached[T](tc, o.name, field); hit {
+		return v, ok, nil
 	}
 	var zero T
 	load := tc.Begin(o.name, field)

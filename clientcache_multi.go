@@ -22,13 +22,11 @@ import (
 func cachedFields[V any](ctx context.Context, o *base, tc *tracking.Cache, fields []string, put func(i int, v V)) error {
 	var miss []int
 	for i, f := range fields {
-		if x, hit := tc.Get(o.name, f); hit {
-			if e, ok := x.(*cacheEntry[V]); ok {
-				if e.ok {
-					put(i, e.v)
-				}
-				continue
+		if v, ok, hit := cached[V](tc, o.name, f); hit {
+			if ok {
+				put(i, v)
 			}
+			continue
 		}
 		miss = append(miss, i)
 	}
@@ -83,13 +81,11 @@ func storeNone(loads []tracking.Load) {
 func cachedKeys[T any](ctx context.Context, b *Buckets[T], tc *tracking.Cache, names []string, out map[string]T) error {
 	var miss []string
 	for _, n := range names {
-		if x, hit := tc.Get(n, ""); hit {
-			if e, ok := x.(*cacheEntry[T]); ok {
-				if e.ok {
-					out[n] = e.v
-				}
-				continue
+		if v, ok, hit := cached[T](tc, n, ""); hit {
+			if ok {
+				out[n] = v
 			}
+			continue
 		}
 		miss = append(miss, n)
 	}
