@@ -334,7 +334,7 @@ func TestReliableQueueBadInput(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	h := func(context.Context, *Job[string]) error { return nil }
 	for _, o := range []WorkerOptions{{}, {Concurrency: -1}, {Concurrency: 1, Prefetch: -1}, {Concurrency: 1, Lease: time.Millisecond},
-		{Concurrency: 1, MaxDeliveries: -1}, {Concurrency: 1, ShutdownTimeout: -1}} {
+		{Concurrency: 1, MaxDeliveries: -1}, {Concurrency: 1, ShutdownTimeout: -1}, {Concurrency: 1, FetchCooldown: 2 * time.Second}} {
 		if err := f.q.Process(ctx, h, o); !errors.Is(err, ErrInvalidOption) {
 			t.Errorf("Process(%+v) = %v, want ErrInvalidOption", o, err)
 		}

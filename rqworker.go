@@ -180,7 +180,14 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 	// BLOCK rather than the fetch script (at a trickle that halves the
 	// commands per job), unless a reclaim or a delayed job is due.
 	more := false
+	// linger: the last round took jobs, but fewer than it had room for:
+	// the next waits FetchCooldown first, so that the jobs enqueued
+	// meanwhile come in one read.
+	linger := false
 	for {
+		if linger && w.opts.FetchCooldown > 0 && !w.pause(w.opts.FetchCooldown) {
+			break
+		}
 		n := w.takeSlots()
 		if n == 0 {
 			break
@@ -224,6 +231,7 @@ func (w *rqWorker[T]) fetchLoop(ctx context.Context, p *rqPart) error {
 			}
 		}
 		w.giveSlots(n - got)
+		linger = err == nil && got > 0 && got < n
 		if err != nil {
 			fails++
 			w.failed(p, err)

@@ -232,8 +232,35 @@ func (e *jcSetup) table(ctx context.Context, s *suite, pace float64) error {
 	}
 	if pace == 0 {
 		s.emit(jcBreakdownTable(byCmd, parts, owners))
+	} else {
+		s.emit(jcFloorTable(ctx, s.rounds, sadmin, admins, jobs, pace))
 	}
 	return nil
+}
+
+// jcPaced calls job(i) for i from 0 to jobs-1 from jcProducers
+// goroutines, job i no sooner than i/pace seconds after the first (pace 0:
+// at once), and returns the first error (the goroutine that met it stops).
+func jcPaced(jobs int, pace float64, job func(i int) error) error {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, jcProducers)
+	for p := range jcProducers {
+		wg.Go(func() {
+			for i := p; i < jobs; i += jcProducers {
+				if pace > 0 {
+					time.Sleep(time.Until(start.Add(time.Duration(float64(i) / pace * float64(time.Second)))))
+				}
+				if err := job(i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // jcMetrics returns the row metrics of node m of run r; refs are the CPU
@@ -492,24 +519,7 @@ func jcRunOn(ctx context.Context, prod, work redis.UniversalClient, admins []*re
 	pq := redisson.GetReliableQueue[[]byte](pc, name, opts...)
 	payload := make([]byte, jobPayload)
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, jcProducers)
-	for p := range jcProducers {
-		wg.Go(func() {
-			for i := p; i < jobs; i += jcProducers {
-				if pace > 0 {
-					time.Sleep(time.Until(start.Add(time.Duration(float64(i) / pace * float64(time.Second)))))
-				}
-				if _, _, err := pq.Enqueue(ctx, payload); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := jcPaced(jobs, pace, func(int) error { _, _, err := pq.Enqueue(ctx, payload); return err }); err != nil {
 		return jcRun{}, err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
