@@ -13,7 +13,7 @@ import (
 // watchdog keeps watchdog leases alive: one goroutine per client renews every
 // registered hold each third of the watchdog timeout, in batched script calls
 // (at most batch locks each, grouped by renewal script and hash slot) sent in
-// one pipeline (several, one after the other, past maxPassPipeline calls). It knows no lock kind: each hold carries its renewal spec
+// one pipeline (several, one after the other, past maxPassHolds leases). It knows no lock kind: each hold carries its renewal spec
 // (hold.go), which names the scripts and the hold in events. A hold found gone is ended with ErrLeaseLost; so is a hold whose renewal has
 // not been confirmed by its lease deadline (measured from before the last
 // successful renewal was sent, less lossMargin), even while a renewal is
@@ -23,8 +23,11 @@ type watchdog struct {
 	topo    topology
 	timeout time.Duration
 	batch   int
-	cleanup time.Duration // how long close waits for a pass in flight
-	emit    *emitter
+	// pipeHolds bounds the leases of one renewal pipeline (maxPassHolds;
+	// tests lower it).
+	pipeHolds int
+	cleanup   time.Duration // how long close waits for a pass in flight
+	emit      *emitter
 
 	mu    sync.Mutex
 	holds map[*hold]struct{} // watched: renewed by the loop
@@ -43,15 +46,16 @@ type watchdog struct {
 
 func newWatchdog(s *scripts, topo topology, em *emitter, timeout time.Duration, batch int, cleanup time.Duration) *watchdog {
 	return &watchdog{
-		scripts: s,
-		topo:    topo,
-		emit:    em,
-		timeout: timeout,
-		batch:   batch,
-		cleanup: cleanup,
-		holds:   make(map[*hold]struct{}),
-		live:    make(map[*hold]struct{}),
-		loop:    newLazyLoop(),
+		scripts:   s,
+		topo:      topo,
+		emit:      em,
+		timeout:   timeout,
+		batch:     batch,
+		cleanup:   cleanup,
+		pipeHolds: maxPassHolds,
+		holds:     make(map[*hold]struct{}),
+		live:      make(map[*hold]struct{}),
+		loop:      newLazyLoop(),
 	}
 }
 
@@ -232,20 +236,30 @@ func (w *watchdog) startPass(period time.Duration) (chan *pass, context.CancelFu
 	return out, cancel
 }
 
-// maxPassPipeline bounds the calls of one renewal pipeline (100,000 holds
-// at the default batch of 100): a pass over more holds sends several, one
-// after the other. One pipeline for a million holds is some 70 MB to write,
-// which a loaded machine did not finish within go-redis's write timeout
-// (3 s): the whole pass failed, period after period, until the leases ran out.
-const maxPassPipeline = 1000
+// maxPassHolds bounds the leases one renewal pipeline renews: a pass over
+// more sends several, one after the other. One pipeline for a million
+// holds is some 70 MB to write, which a loaded machine did not finish
+// within go-redis's write timeout (3 s): the whole pass failed, period
+// after period, until the leases ran out. The bound counts leases, not
+// calls: on a Cluster a call renews the leases of one slot only, so
+// 100,000 leases spread over the slots make some 16,000 calls, which a
+// bound of 1,000 calls cut into 17 pipelines sent one after the other.
+const maxPassHolds = 100_000
 
-// send runs a pass's calls, at most maxPassPipeline per pipeline; the
-// calls of a pipeline not sent because ctx ended get ctx's error. The
-// renewed holds' deadlines count from before the first pipeline was sent,
-// so a later pipeline's renewals only make them more conservative.
+// send runs a pass's calls in pipelines of at most pipeHolds leases (a
+// call renews len(keys) of them; a drop counts as one); the calls of a
+// pipeline not sent because ctx ended get ctx's error. The renewed holds'
+// deadlines count from before the first pipeline was sent, so a later
+// pipeline's renewals only make them more conservative.
 func (w *watchdog) send(ctx context.Context, calls []*call) {
-	for i := 0; i < len(calls); i += maxPassPipeline {
-		part := calls[i:min(i+maxPassPipeline, len(calls))]
+	for i := 0; i < len(calls); {
+		j, holds := i, 0
+		for j < len(calls) && (j == i || holds+len(calls[j].keys) <= w.pipeHolds) {
+			holds += max(len(calls[j].keys), 1)
+			j++
+		}
+		part := calls[i:j]
+		i = j
 		if err := ctx.Err(); err != nil {
 			for _, cl := range part {
 				cl.cmd = redis.NewCmd(ctx)

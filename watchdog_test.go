@@ -146,10 +146,10 @@ func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// A renewal pass of more than maxPassPipeline calls goes out in several
-// pipelines of at most that many (one pipeline of a million leases did not
-// finish its write within go-redis's write timeout), and still renews
-// every lease.
+// A renewal pass over more than pipeHolds leases (maxPassHolds, lowered
+// here to 1,000) goes out in several pipelines of at most that many (one
+// pipeline of a million leases did not finish its write within go-redis's
+// write timeout), and still renews every lease.
 func TestWatchdogLongPassSplitsPipelines(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
@@ -157,8 +157,10 @@ func TestWatchdogLongPassSplitsPipelines(t *testing.T) {
 	h := &pipeHook{}
 	rdb.AddHook(h)
 	c := newClient(t, rdb, &Options{WatchdogTimeout: 3 * time.Second, WatchdogBatchSize: 1})
+	const pipeHolds = 1000
+	c.watchdog.pipeHolds = pipeHolds
 	ctx := testCtx(t, 2*time.Minute)
-	n := 2*maxPassPipeline + 100 // three pipelines per pass
+	n := 2*pipeHolds + 100 // three pipelines per pass
 	held := make([]*Lock, n)
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -176,8 +178,8 @@ func TestWatchdogLongPassSplitsPipelines(t *testing.T) {
 		return
 	}
 	time.Sleep(4 * time.Second) // over a lease: renewed passes, not the first lease, keep them
-	if got := h.longest.Load(); got != maxPassPipeline {
-		t.Fatalf("longest pipeline %d calls, want %d (a pass of %d calls split)", got, maxPassPipeline, n)
+	if got := h.longest.Load(); got != pipeHolds {
+		t.Fatalf("longest pipeline %d calls, want %d (a pass of %d calls split)", got, pipeHolds, n)
 	}
 	for _, l := range held {
 		if err := l.Err(); err != nil {
