@@ -187,3 +187,47 @@ func TestWatchdogLongPassSplitsPipelines(t *testing.T) {
 		}
 	}
 }
+
+// A pass that renewed many holds the watchdog had already given up on
+// (their deadlines passed first) sorts them in time linear in the holds:
+// each is dropped unless a watched hold has its key and field. A lookup in
+// the watched set per hold took minutes for 100,000 of each; here 100,000
+// given-up holds and 100,000 watched ones must take well under 20s, even
+// under -race on a loaded machine (some 0.1-1s).
+func TestWatchdogApplyAfterManyLostHoldsIsLinear(t *testing.T) {
+	spec := &renewSpec{what: "lock", script: scriptLockRenew, drop: scriptLockDrop}
+	w := newWatchdog(nil, topology{}, nil, 30*time.Second, 100, time.Second)
+	const n = 100_000
+	p := &pass{sent: time.Now()}
+	for i := range n {
+		watched := newHold(fmt.Sprint("w:", i), "f", "c", 0)
+		watched.renewal = spec
+		w.holds[watched] = struct{}{}
+		gone := newHold(fmt.Sprint("g:", i), "f", "c", 0)
+		gone.renewal, gone.expired = spec, true
+		cmd := redis.NewCmd(context.Background())
+		cmd.SetVal([]any{int64(1)})
+		p.calls = append(p.calls, &call{cmd: cmd})
+		p.owners = append(p.owners, []*hold{gone})
+	}
+	// One given-up hold whose key and field a watched hold has again.
+	again := newHold("w:0", "f", "c", 0)
+	again.renewal, again.expired = spec, true
+	cmd := redis.NewCmd(context.Background())
+	cmd.SetVal([]any{int64(1)})
+	p.calls = append(p.calls, &call{cmd: cmd})
+	p.owners = append(p.owners, []*hold{again})
+	start := time.Now()
+	w.apply(p)
+	if took := time.Since(start); took > 20*time.Second {
+		t.Fatalf("apply took %v for %d given-up holds beside %d watched ones", took, n, n)
+	}
+	if len(w.stale) != n {
+		t.Fatalf("%d holds to drop, want %d (all given-up holds but the one re-acquired)", len(w.stale), n)
+	}
+	for _, h := range w.stale {
+		if h == again {
+			t.Fatal("a hold re-acquired under its field is to be dropped")
+		}
+	}
+}
