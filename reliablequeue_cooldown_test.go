@@ -3,29 +3,10 @@ package redisson
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 )
-
-// xreadgroupCalls is the server's count of XREADGROUP calls since it
-// started (INFO commandstats): the worker's reads, scripts excluded.
-func xreadgroupCalls(t *testing.T, f *rqFixture) int {
-	t.Helper()
-	s, err := f.rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(s, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_xreadgroup:calls="); ok {
-			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
-			return n
-		}
-	}
-	return 0
-}
 
 // startTimes runs a worker of options o that records when each job's
 // handler started, by value.
@@ -62,7 +43,7 @@ func TestReliableQueueFetchCooldown(t *testing.T) {
 	}
 	var first time.Time
 	waitFor(t, "the first job's start", func() bool { var ok bool; first, ok = started("first"); return ok })
-	reads := xreadgroupCalls(t, f)
+	reads := commandCalls(t, f.rdb, "xreadgroup")
 	const burst = 20
 	for i := range burst {
 		if _, _, err := f.q.Enqueue(ctx, fmt.Sprint("burst-", i)); err != nil {
@@ -79,7 +60,7 @@ func TestReliableQueueFetchCooldown(t *testing.T) {
 			t.Errorf("%s started %v after the first job, within the cooldown (%v)", v, gap, cooldown)
 		}
 	}
-	if n := xreadgroupCalls(t, f) - reads; n > 2 {
+	if n := commandCalls(t, f.rdb, "xreadgroup") - reads; n > 2 {
 		t.Errorf("%d reads for a burst of %d jobs enqueued during the cooldown, want 1 (2 at most)", n, burst)
 	}
 
