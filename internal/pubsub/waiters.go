@@ -227,7 +227,13 @@ func (e *channelEntry) remove(w *waiter) bool {
 // 4 ms), and cancel it when the taken message arrives first; if nobody
 // qualified (the queue changed), the oldest deferred waiter goes first.
 // The result is close to global first-come order with about one try per
-// unlock.
+// unlock. When the unlock comes longer after the previous one than the last
+// winner waited, there is no steady queue: a client whose oldest waiter was
+// already waiting when the holder took the object (it lost to the holder,
+// so it came before every waiter that arrived during the hold) wakes it at
+// once, so that a resigning leader's successor starts within a round trip,
+// not after a deferral; each such client tries once. A client whose
+// waiters all came during the hold defers as above, behind those.
 func (e *channelEntry) apply(p *Service, w Wake) {
 	switch {
 	case w.Ignored:
@@ -244,14 +250,16 @@ func (e *channelEntry) apply(p *Service, w Wake) {
 		now := time.Now()
 		e.freedAt = now
 		interval := now.Sub(e.unlockAt)
-		if e.unlockAt.IsZero() || interval >= e.lastAge {
-			// Unknown, or longer than a wait: no queue to keep in order.
-			interval = 0
-		}
+		known := !e.unlockAt.IsZero()
 		e.unlockAt = now
-		if len(e.waiters) == 0 {
+		if len(e.waiters) == 0 || (known && interval >= e.lastAge && e.lostToHolder(e.waiters[0])) {
+			// No waiter; or no queue to keep in order and this client's
+			// oldest waiter is of the oldest kind: not deferred.
 			e.wakeNow(w.N)
 			return
+		}
+		if !known {
+			interval = 0
 		}
 		behind := e.lastAge - now.Sub(e.waiters[0].since)
 		margin := e.lastAge / 10
@@ -272,6 +280,12 @@ func (e *channelEntry) apply(p *Service, w Wake) {
 		}
 		e.wakeNow(w.N)
 	}
+}
+
+// lostToHolder reports that w was already waiting when the object's
+// holder took it, as far as this client heard (a taken message).
+func (e *channelEntry) lostToHolder(w *waiter) bool {
+	return !e.takenAt.IsZero() && !w.since.After(e.takenAt)
 }
 
 // handoffDelay is the shortest delay of a deferred hand-off wake-up: long

@@ -139,17 +139,7 @@ func TestPubSubHandoffWakesOnlyTheOldestClient(t *testing.T) {
 	defer p.Close()
 	const lastAge, interval = 1260 * time.Millisecond, 20 * time.Millisecond
 	client := func(name string, oldest time.Duration) (*channelEntry, *waiter) {
-		e := &channelEntry{key: Key{Name: name}, policy: lockPolicy, ready: make(chan struct{}), confirmed: true}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.entries[e.key] = e
-		e.join(p)
-		now := time.Now()
-		e.lastAge = lastAge
-		e.unlockAt = now.Add(-interval)
-		w := &waiter{ch: make(chan struct{}, 1), seq: 1, since: now.Add(-oldest), woken: new(wokenBy)}
-		e.waiters = []*waiter{w}
-		return e, w
+		return handoffClient(p, name, handoffPast{lastAge: lastAge, unlockAgo: interval, waited: oldest})
 	}
 	first, w1 := client("first", lastAge-interval/10)
 	second, w2 := client("second", lastAge-interval)
@@ -175,6 +165,67 @@ func TestPubSubHandoffWakesOnlyTheOldestClient(t *testing.T) {
 	case <-w2.ch:
 		t.Error("cancelled deferred wake-up was delivered")
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// handoffPast is what a client heard of a lock before an unlock message:
+// the last winner's wait, how long ago the last unlock and taken messages
+// came (0: none heard), and how long its one waiter has waited.
+type handoffPast struct {
+	lastAge, unlockAgo, takenAgo, waited time.Duration
+}
+
+// handoffClient returns the channel entry of a client of p that heard past,
+// with its one waiter.
+func handoffClient(p *Service, name string, past handoffPast) (*channelEntry, *waiter) {
+	e := &channelEntry{key: Key{Name: name}, policy: lockPolicy, ready: make(chan struct{}), confirmed: true}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.entries[e.key] = e
+	e.join(p)
+	now := time.Now()
+	e.lastAge = past.lastAge
+	if past.unlockAgo > 0 {
+		e.unlockAt = now.Add(-past.unlockAgo)
+	}
+	if past.takenAgo > 0 {
+		e.takenAt = now.Add(-past.takenAgo)
+	}
+	w := &waiter{ch: make(chan struct{}, 1), seq: 1, since: now.Add(-past.waited), woken: new(wokenBy)}
+	e.waiters = []*waiter{w}
+	return e, w
+}
+
+// When the lock was held longer than the last winner waited there is no
+// steady queue: a client whose oldest waiter was already waiting when the
+// holder took the lock wakes it at once, however its wait compares with
+// the last winner's; one whose waiters all came during the hold still
+// defers its wake-up behind them.
+func TestPubSubHandoffAfterLongHoldWakesEarlierWaiterAtOnce(t *testing.T) {
+	p := New(Config{Health: time.Second})
+	defer p.Close()
+	const lastAge, hold = 800 * time.Millisecond, 500 * time.Millisecond
+	client := func(name string, waited time.Duration) (*channelEntry, *waiter) {
+		// The last unlock message came long before the holder took the
+		// lock (the hold before ended by its lease running out, silently).
+		return handoffClient(p, name, handoffPast{lastAge: lastAge, unlockAgo: 4 * hold, takenAgo: hold, waited: waited})
+	}
+	// Waited less than the last winner, by more than a tenth of its wait.
+	lost, wLost := client("lost", hold+2*time.Millisecond)
+	late, wLate := client("late", hold/2)
+	p.mu.Lock()
+	for _, e := range []*channelEntry{lost, late} {
+		e.apply(p, e.policy("0"))
+	}
+	wokeLost, deferredLost := len(wLost.ch) == 1, lost.delayed != nil
+	wokeLate, deferredLate := len(wLate.ch) == 1, late.delayed != nil
+	late.cancelDelayed()
+	p.mu.Unlock()
+	if !wokeLost || deferredLost {
+		t.Errorf("waiter from before the holder's take: woken %v, deferred %v; want woken at once", wokeLost, deferredLost)
+	}
+	if wokeLate || !deferredLate {
+		t.Errorf("waiter that came during the hold: woken %v, deferred %v; want deferred", wokeLate, deferredLate)
 	}
 }
 
