@@ -103,7 +103,7 @@ func runCluster(ctx context.Context, s *suite) error {
 		tables = append(tables, throughputTable(
 			fmt.Sprintf("Redis Cluster, 3 masters: uncontended lock+unlock, %d goroutine(s) on distinct names, one client", g),
 			"Each library on one Cluster client (rueidislock: its own rueidis client on the same seeds). Round trips are counted on the "+
-				"go-redis node clients, where each command and pipeline lands once; Redis figures are summed over the three masters. "+
+				"go-redis node clients, where each command and pipeline lands once; Redis figures are summed over the three masters; client CPU is this process's getrusage delta. "+
 				"The floor is two `EVALSHA` of `return 1` per pair through the Cluster client."))
 	}
 	libs := []lockLib{

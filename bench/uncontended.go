@@ -152,6 +152,7 @@ func (s *suite) lockLoopOn(ctx context.Context, rdbs []redis.UniversalClient, ho
 		"srv":    float64(after.srv-before.srv) / n,
 		"allocs": float64(after.mallocs-before.mallocs) / n,
 		"scpu":   float64(after.scpu-before.scpu) / float64(time.Microsecond) / n,
+		"ccpu":   float64(after.cpu-before.cpu) / float64(time.Microsecond) / n,
 	}, nil
 }
 
@@ -170,6 +171,7 @@ func throughputTable(title, note string) *table {
 		{key: "rt", head: "round trips/op", format: "%.2f"},
 		{key: "srv", head: "Redis cmds/op", format: "%.2f"},
 		{key: "scpu", head: "Redis CPU µs/op", format: "%.0f"},
+		{key: "ccpu", head: "client CPU µs/op", format: "%.0f"},
 		{key: "allocs", head: "allocs/op", format: "%.0f"},
 	}}
 }
@@ -195,7 +197,7 @@ func (s *suite) runRounds(ctx context.Context, tables []*table, libs []lockLib, 
 
 const uncontendedNote = "Each goroutine is one owner locking and unlocking its own name on one go-redis client (default pool). " +
 	"Round trips are counted by a go-redis hook; Redis commands by INFO commandstats (commands inside scripts included); " +
-	"Redis CPU from INFO cpu (includes serving the INFO reads, negligible); allocs from runtime.MemStats over the whole process. The floor makes the same two round trips with a trivial script " +
+	"Redis CPU from INFO cpu (includes serving the INFO reads, negligible); client CPU: this process's getrusage delta (the suite's own goroutines idle meanwhile); allocs from runtime.MemStats over the whole process. The floor makes the same two round trips with a trivial script " +
 	"(`return 1`) or PING. No retry settings apply: the lock is always free."
 
 func runUncontended(ctx context.Context, s *suite) error {
