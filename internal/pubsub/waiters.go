@@ -250,16 +250,17 @@ func (e *channelEntry) apply(p *Service, w Wake) {
 		now := time.Now()
 		e.freedAt = now
 		interval := now.Sub(e.unlockAt)
-		known := !e.unlockAt.IsZero()
+		longHold := !e.unlockAt.IsZero() && interval >= e.lastAge
+		if e.unlockAt.IsZero() || longHold {
+			// Unknown, or longer than a wait: no queue to keep in order.
+			interval = 0
+		}
 		e.unlockAt = now
-		if len(e.waiters) == 0 || (known && interval >= e.lastAge && e.lostToHolder(e.waiters[0])) {
-			// No waiter; or no queue to keep in order and this client's
-			// oldest waiter is of the oldest kind: not deferred.
+		if len(e.waiters) == 0 || (longHold && e.lostToHolder(e.waiters[0])) {
+			// No waiter; or no queue and this client's oldest waiter is
+			// of the oldest kind: not deferred.
 			e.wakeNow(w.N)
 			return
-		}
-		if !known {
-			interval = 0
 		}
 		behind := e.lastAge - now.Sub(e.waiters[0].since)
 		margin := e.lastAge / 10
